@@ -1,0 +1,196 @@
+"""Produce throughput of the Seaway broker against a bare socket-to-file ceiling.
+
+Run from the repository root::
+
+    .venv/bin/python bench/broker_produce.py [--quick] [--repeat N]
+
+For 100-byte and 1 KiB records on 1 and 6 partitions it prints:
+
+- ``librdkafka``: confluent-kafka producing to the broker (acks=1, linger.ms=10,
+  batch.size 1 MB, no compression). With small records the Python ``produce()`` loop,
+  not the broker, is what this measures; it is printed for reference.
+- ``replay->broker``: prebuilt Produce v9 frames (acks=1, ~256 KiB of records each)
+  replayed over one connection with 8 requests in flight, every response awaited.
+- ``replay->ceiling``: the same bytes to a bare asyncio server that appends each frame
+  to a file and answers it (bench/_common.py ``sink``).
+- ``ratio``: broker / ceiling (target >= 0.6), from the best run of each; then the
+  median of the per-round ratios (each broker run against the ceiling run just before
+  it), and ``cpu ratio``: the ceiling's CPU time per request over the broker's (best
+  of each). On this shared 2-core machine wall-clock figures swing with other people's
+  load; CPU per request is the steadier reading of how much work each server does.
+
+Then the ``producer not the bottleneck`` figure: acknowledged 100-byte records/s with
+3 replay connections (target >= 500,000). See docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import (
+    MIB,
+    CeilingProcess,
+    ReplayResult,
+    build_produce_frames,
+    check_produce_response,
+    create_topic,
+    delete_topic,
+    fmt_rate,
+    replay,
+    start_broker,
+)
+
+CASES = [(100, 1), (100, 6), (1024, 1), (1024, 6)]
+REQUEST_BYTES = 256 * 1024
+
+
+def librdkafka_produce(bootstrap: str, topic: str, partitions: int, size: int, count: int) -> tuple[float, str]:
+    """Seconds to produce and acknowledge ``count`` records; a note on request sizes."""
+    from confluent_kafka import Producer
+
+    stats: list[str] = []
+    producer = Producer({
+        "bootstrap.servers": bootstrap,
+        "acks": 1,
+        "linger.ms": 10,
+        "batch.size": 1_000_000,
+        "compression.type": "none",
+        "queue.buffering.max.messages": 2_000_000,
+        "queue.buffering.max.kbytes": 2_000_000,
+        "statistics.interval.ms": 100,
+        "log_level": 4,
+        "stats_cb": stats.append,
+    })
+    value = bytes(range(256)) * (size // 256 + 1)
+    value = value[:size]
+    produce = producer.produce
+    producer.produce(topic, value, partition=0)
+    producer.flush(10)
+    failures: list[object] = []
+
+    def on_delivery(err: object, _msg: object) -> None:
+        if err is not None:
+            failures.append(err)
+
+    t0 = time.perf_counter()
+    for i in range(count):
+        while True:
+            try:
+                produce(topic, value, partition=i % partitions, on_delivery=on_delivery if i % 1000 == 0 else None)
+                break
+            except BufferError:
+                producer.poll(0.001)
+        if i % 10000 == 0:
+            producer.poll(0)
+    if producer.flush(60):
+        raise RuntimeError("librdkafka did not deliver everything")
+    elapsed = time.perf_counter() - t0
+    if failures:
+        raise RuntimeError(f"librdkafka delivery failed: {failures[0]}")
+    note = ""
+    producer.poll(0.15)
+    if stats:
+        for b in json.loads(stats[-1]).get("brokers", {}).values():
+            reqs = b.get("req", {}).get("Produce", 0)
+            if reqs:
+                note = f"{reqs} requests, avg {b['txbytes'] / reqs / 1024:.0f} KiB"
+    return elapsed, note
+
+
+def best(runs: list[ReplayResult]) -> ReplayResult:
+    return min(runs, key=lambda r: r.seconds / r.requests)
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small volumes, one run each (< 1 minute)")
+    ap.add_argument("--repeat", type=int, default=None, help="runs per replay figure, best kept (default 3, quick 1)")
+    args = ap.parse_args()
+    repeat = args.repeat or (1 if args.quick else 3)
+    replay_mib = 160 if args.quick else 512
+    librdkafka_mib = 24 if args.quick else 96
+    ok = True
+    with tempfile.TemporaryDirectory(prefix="seaway-bench-") as tmp:
+        tmpdir = Path(tmp)
+        broker = start_broker(tmpdir / "broker")
+        try:
+            print(f"broker on {broker.bootstrap}; {repeat} run(s) per replay figure, best kept\n")
+            print(f"{'case':<18}{'client':<18}{'records/s':>16}{'':>6}{'MiB/s':>9}   note")
+            ratios = []
+            for size, parts in CASES:
+                label = f"{size}B x {parts}p"
+                lr_topic, rp_topic = f"lr-{size}-{parts}", f"rp-{size}-{parts}"
+                create_topic(broker.bootstrap, lr_topic, parts)
+                create_topic(broker.bootstrap, rp_topic, parts)
+                count = librdkafka_mib * MIB // size
+                secs, note = librdkafka_produce(broker.bootstrap, lr_topic, parts, size, count)
+                print(f"{label:<18}{'librdkafka':<18}{fmt_rate(count / secs, count * size / secs)}   {note}")
+
+                frames, per_frame = build_produce_frames(rp_topic, parts, size, REQUEST_BYTES // (size + 10))
+                requests = replay_mib * MIB // len(frames[0])
+                ours, ceiling = [], []
+                assert broker.proc is not None
+                for i in range(repeat):
+                    sink = CeilingProcess("sink", tmpdir / f"sink-{size}-{parts}-{i}")
+                    try:
+                        ceiling.append(replay(sink.port, frames, requests, server_pid=sink.proc.pid))
+                    finally:
+                        sink.stop()
+                        (tmpdir / f"sink-{size}-{parts}-{i}").unlink()
+                    result = replay(broker.port, frames, requests, server_pid=broker.proc.pid)
+                    check_produce_response(result.first_response)
+                    check_produce_response(result.last_response)
+                    ours.append(result)
+                o, c = best(ours), best(ceiling)
+                rec_bytes = per_frame * size
+                print(f"{'':<18}{'replay->broker':<18}{fmt_rate(o.rate(per_frame), o.rate(rec_bytes))}"
+                      f"   {requests} x {len(frames[0]) // 1024} KiB requests")
+                print(f"{'':<18}{'replay->ceiling':<18}{fmt_rate(c.rate(per_frame), c.rate(rec_bytes))}")
+                ratio = o.rate(1) / c.rate(1)
+                ratios.append(ratio)
+                paired = median([b.rate(1) / k.rate(1) for b, k in zip(ours, ceiling, strict=True)])
+                print(f"{'':<18}{'ratio':<18}{ratio:>12.2f}   (target >= 0.6; median of "
+                      f"{repeat} paired runs {paired:.2f})")
+                cpu_o = min(r.cpu_per_request for r in ours)
+                cpu_c = min(r.cpu_per_request for r in ceiling)
+                if cpu_o > 0 and cpu_c > 0:
+                    print(f"{'':<18}{'cpu ratio':<18}{cpu_c / cpu_o:>12.2f}   (CPU per request: ceiling "
+                          f"{cpu_c * 1e6:.0f} us, broker {cpu_o * 1e6:.0f} us)")
+                print()
+                delete_topic(broker.bootstrap, lr_topic)
+                delete_topic(broker.bootstrap, rp_topic)
+
+            create_topic(broker.bootstrap, "many-100-6", 6)
+            frames, per_frame = build_produce_frames("many-100-6", 6, 100, REQUEST_BYTES // 110)
+            requests = replay_mib * MIB // len(frames[0]) // 3
+            runs = [replay(broker.port, frames, requests, connections=3) for _ in range(repeat)]
+            r = best(runs)
+            check_produce_response(r.last_response)
+            acked = r.rate(per_frame)
+            print(f"producer not the bottleneck: 3 replay connections, 100-byte records, 6 partitions, acks=1:"
+                  f"\n  {fmt_rate(acked, acked * 100)} acknowledged   (target >= 500,000 rec/s)")
+            worst = min(ratios)
+            print(f"\nworst produce ratio {worst:.2f} (target 0.6): {'MET' if worst >= 0.6 else 'MISSED'}; "
+                  f"acked 100-byte records/s {acked:,.0f} (target 500,000): "
+                  f"{'MET' if acked >= 500_000 else 'MISSED'}")
+            ok = worst >= 0.6 and acked >= 500_000
+        finally:
+            broker.stop()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

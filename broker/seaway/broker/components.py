@@ -1,0 +1,22 @@
+"""Attach the optional broker components (coordinators, producer state) to a context.
+
+Each component registers itself under a well-known name in ``BrokerContext.components``
+so handlers find it without the context importing every layer. Components may have a
+``close()`` (sync or async) that the server calls on shutdown.
+"""
+
+from __future__ import annotations
+
+from seaway.broker import coordinator, producer
+from seaway.broker.context import BrokerContext
+from seaway.broker.log import cleaner
+
+__all__ = ["install"]
+
+
+def install(context: BrokerContext) -> None:
+    """Install every component the broker runs with. Layers add themselves here."""
+    coordinator.install(context)
+    producer.install(context)
+    cleaner.install(context)
+    return None

@@ -1,0 +1,645 @@
+"""Broker configuration: Kafka's ``server.properties`` names, defaults and precedence.
+
+``BrokerConfig.load(path, overrides)`` reads a properties file (Java syntax, parsed by
+:func:`parse_properties` at the end of this module) and lays ``--override key=value``
+pairs over it. Every key Kafka's broker knows that matters to a single node is typed and
+validated here (a bad value raises :class:`ConfigError` naming key and value); keys that
+only matter to a cluster (threads, replication, controller quorum, security) are accepted
+and ignored with an info line; unknown keys get a warning naming them.
+
+Deliberate deviations from Kafka, for an embedded single node:
+
+- ``node.id`` (or its older name ``broker.id``) defaults to 1; Kafka requires it;
+- ``log.dirs``/``log.dir`` default to ``./data/broker`` (Kafka: ``/tmp/kafka-logs``);
+- ``default.replication.factor`` must be 1 (there is one node); the internal topics'
+  replication factors are accepted and ignored;
+- only PLAINTEXT listeners are served; listeners named in ``controller.listener.names``
+  are not bound (there is no KRaft quorum).
+
+``log.*`` broker keys become the topic-config defaults exactly as in Kafka (``log.retention.ms``
+> ``.minutes`` > ``.hours`` -> ``retention.ms``, ``message.max.bytes`` -> ``max.message.bytes``,
+...): :meth:`BrokerConfig.default_log_config` follows the synonym lists of
+:data:`~seaway.broker.log.config.TOPIC_CONFIG_DEFS`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from seaway.broker.log.config import TOPIC_CONFIG_DEFS, ConfigType, LogConfig, parse_config_value
+from seaway.errors import SeawayError
+from seaway.protocol.errors import InvalidConfigError
+
+__all__ = [
+    "BROKER_CONFIG_DEFS",
+    "BrokerConfig",
+    "BrokerConfigDef",
+    "ConfigError",
+    "Listener",
+    "parse_properties",
+]
+
+log = logging.getLogger("seaway.broker.config")
+
+Listener = tuple[str, str, int]
+"""(listener name, host, port); an empty host means every interface."""
+
+LONG_MAX = 9223372036854775807
+INT_MAX = 2147483647
+
+
+@dataclass(frozen=True)
+class BrokerConfigDef:
+    """One broker config: Kafka's name, type (a ConfigType member name), default and doc."""
+
+    name: str
+    type_name: str
+    default: Any
+    doc: str
+    minimum: float | None = None
+    choices: tuple[str, ...] = ()
+    is_sensitive: bool = False
+
+    @property
+    def attr(self) -> str:
+        return self.name.replace(".", "_")
+
+    def default_string(self) -> str | None:
+        return None if self.default is None else _format(self.default)
+
+    def check(self, value: Any) -> str | None:
+        """Why ``value`` is not acceptable, or None."""
+        if self.minimum is not None and isinstance(value, int | float) and value < self.minimum:
+            return f"value must be at least {self.minimum:g}"
+        items = value if isinstance(value, tuple) else (value,)
+        if self.choices and any(item not in self.choices for item in items):
+            return f"value must be one of {', '.join(self.choices)}"
+        return None
+
+
+def _d(
+    name: str,
+    type_name: str,
+    default: Any,
+    doc: str,
+    minimum: float | None = None,
+    choices: tuple[str, ...] = (),
+) -> BrokerConfigDef:
+    return BrokerConfigDef(name, type_name, default, doc, minimum, choices)
+
+
+_INT, _LONG, _BOOL, _STR, _LIST, _DOUBLE, _SHORT = (
+    "INT",
+    "LONG",
+    "BOOLEAN",
+    "STRING",
+    "LIST",
+    "DOUBLE",
+    "SHORT",
+)
+BROKER_CONFIG_DEFS: Mapping[str, BrokerConfigDef] = {
+    d.name: d
+    for d in [
+        _d("node.id", _INT, None, "This node's id (default 1 here; Kafka requires it).", -1),
+        _d("broker.id", _INT, -1, "Older name of node.id.", -1),
+        _d(
+            "listeners",
+            _LIST,
+            ("PLAINTEXT://:9092",),
+            "NAME://host:port to listen on; empty host = all interfaces.",
+        ),
+        _d("advertised.listeners", _LIST, None, "Addresses given to clients (default: listeners)."),
+        _d(
+            "listener.security.protocol.map",
+            _STR,
+            "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
+            "Security protocol of each listener name (only PLAINTEXT is served).",
+        ),
+        _d("controller.listener.names", _STR, "", "Listener names of the KRaft controller: not bound here."),
+        _d("log.dirs", _STR, None, "Comma-separated data directories (default log.dir)."),
+        _d(
+            "log.dir",
+            _STR,
+            "./data/broker",
+            "Data directory when log.dirs is unset (Kafka: /tmp/kafka-logs).",
+        ),
+        _d("num.partitions", _INT, 1, "Partitions of auto-created topics and of CreateTopics with -1.", 1),
+        _d("default.replication.factor", _INT, 1, "Replication factor of new topics (must be 1 here)."),
+        _d("auto.create.topics.enable", _BOOL, True, "Create unknown topics on metadata requests."),
+        _d("delete.topic.enable", _BOOL, True, "Allow DeleteTopics."),
+        _d("message.max.bytes", _INT, 1048588, "Largest record batch (max.message.bytes default).", 0),
+        _d("log.segment.bytes", _INT, 1073741824, "segment.bytes default.", 14),
+        _d("log.roll.ms", _LONG, None, "segment.ms default (wins over log.roll.hours).", 1),
+        _d("log.roll.hours", _INT, 168, "segment.ms default in hours.", 1),
+        _d("log.roll.jitter.ms", _LONG, None, "segment.jitter.ms default.", 0),
+        _d("log.roll.jitter.hours", _INT, 0, "segment.jitter.ms default in hours.", 0),
+        _d(
+            "log.retention.ms",
+            _LONG,
+            None,
+            "retention.ms default (wins over minutes and hours); -1 = forever.",
+        ),
+        _d("log.retention.minutes", _INT, None, "retention.ms default in minutes (wins over hours)."),
+        _d("log.retention.hours", _INT, 168, "retention.ms default in hours."),
+        _d("log.retention.bytes", _LONG, -1, "retention.bytes default; -1 = no limit."),
+        _d("log.retention.check.interval.ms", _LONG, 300000, "How often retention runs.", 1),
+        _d("log.flush.interval.messages", _LONG, LONG_MAX, "flush.messages default.", 1),
+        _d(
+            "log.flush.interval.ms",
+            _LONG,
+            None,
+            "flush.ms default (default log.flush.scheduler.interval.ms).",
+            0,
+        ),
+        _d("log.flush.scheduler.interval.ms", _LONG, LONG_MAX, "How often the flusher checks logs.", 0),
+        _d(
+            "log.flush.offset.checkpoint.interval.ms",
+            _INT,
+            60000,
+            "Kept for compatibility (checkpoints follow flushes).",
+            0,
+        ),
+        _d("log.flush.start.offset.checkpoint.interval.ms", _INT, 60000, "Kept for compatibility.", 0),
+        _d("log.index.interval.bytes", _INT, 4096, "index.interval.bytes default.", 0),
+        _d("log.index.size.max.bytes", _INT, 10485760, "segment.index.bytes default.", 12),
+        _d("log.preallocate", _BOOL, False, "preallocate default (ignored)."),
+        _d("log.segment.delete.delay.ms", _LONG, 60000, "file.delete.delay.ms default.", 0),
+        _d(
+            "log.message.timestamp.type",
+            _STR,
+            "CreateTime",
+            "message.timestamp.type default.",
+            None,
+            ("CreateTime", "LogAppendTime"),
+        ),
+        _d(
+            "log.message.timestamp.after.max.ms", _LONG, 3600000, "message.timestamp.after.max.ms default.", 0
+        ),
+        _d(
+            "log.message.timestamp.before.max.ms",
+            _LONG,
+            LONG_MAX,
+            "message.timestamp.before.max.ms default.",
+            0,
+        ),
+        _d("log.cleanup.policy", _LIST, ("delete",), "cleanup.policy default.", None, ("compact", "delete")),
+        _d("log.cleaner.enable", _BOOL, True, "Run the log cleaner for compacted topics."),
+        _d("log.cleaner.threads", _INT, 1, "Cleaner threads.", 0),
+        _d("log.cleaner.backoff.ms", _LONG, 15000, "Sleep when there is nothing to clean.", 0),
+        _d("log.cleaner.dedupe.buffer.size", _LONG, 134217728, "Memory for the cleaner's key map."),
+        _d("log.cleaner.io.buffer.size", _INT, 524288, "Cleaner I/O buffer.", 0),
+        _d("log.cleaner.io.max.bytes.per.second", _DOUBLE, 1.7976931348623157e308, "Cleaner I/O throttle."),
+        _d("log.cleaner.delete.retention.ms", _LONG, 86400000, "delete.retention.ms default.", 0),
+        _d("log.cleaner.min.cleanable.ratio", _DOUBLE, 0.5, "min.cleanable.dirty.ratio default.", 0),
+        _d("log.cleaner.min.compaction.lag.ms", _LONG, 0, "min.compaction.lag.ms default.", 0),
+        _d("log.cleaner.max.compaction.lag.ms", _LONG, LONG_MAX, "max.compaction.lag.ms default.", 1),
+        _d("log.local.retention.ms", _LONG, -2, "local.retention.ms default (tiered storage, unused).", -2),
+        _d(
+            "log.local.retention.bytes",
+            _LONG,
+            -2,
+            "local.retention.bytes default (tiered storage, unused).",
+            -2,
+        ),
+        _d(
+            "compression.type",
+            _STR,
+            "producer",
+            "compression.type default.",
+            None,
+            ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
+        ),
+        _d("compression.gzip.level", _INT, -1, "compression.gzip.level default."),
+        _d("compression.lz4.level", _INT, 9, "compression.lz4.level default."),
+        _d("compression.zstd.level", _INT, 3, "compression.zstd.level default."),
+        _d("min.insync.replicas", _INT, 1, "min.insync.replicas default.", 1),
+        _d("unclean.leader.election.enable", _BOOL, False, "unclean.leader.election.enable default."),
+        _d("num.recovery.threads.per.data.dir", _INT, 2, "Threads that open logs at start.", 1),
+        _d("offsets.topic.num.partitions", _INT, 50, "Partitions of __consumer_offsets.", 1),
+        _d(
+            "offsets.topic.replication.factor",
+            _SHORT,
+            1,
+            "Accepted; __consumer_offsets has one replica here.",
+            1,
+        ),
+        _d("offsets.topic.segment.bytes", _INT, 104857600, "segment.bytes of __consumer_offsets.", 1),
+        _d("offsets.retention.minutes", _INT, 10080, "How long committed offsets of empty groups live.", 1),
+        _d("offsets.retention.check.interval.ms", _LONG, 600000, "How often stale offsets are expired.", 1),
+        _d("offsets.commit.timeout.ms", _INT, 5000, "Offset commit timeout.", 1),
+        _d("offsets.load.buffer.size", _INT, 5242880, "Read size when loading offsets.", 1),
+        _d("offset.metadata.max.bytes", _INT, 4096, "Largest offset commit metadata string."),
+        _d(
+            "group.initial.rebalance.delay.ms",
+            _INT,
+            3000,
+            "Wait for more members before the first rebalance.",
+            0,
+        ),
+        _d("group.min.session.timeout.ms", _INT, 6000, "Smallest session timeout a member may ask for."),
+        _d("group.max.session.timeout.ms", _INT, 1800000, "Largest session timeout a member may ask for."),
+        _d("group.max.size", _INT, INT_MAX, "Most members of one group.", 1),
+        _d("transaction.state.log.num.partitions", _INT, 50, "Partitions of __transaction_state.", 1),
+        _d("transaction.state.log.replication.factor", _SHORT, 1, "Accepted; one replica here.", 1),
+        _d(
+            "transaction.state.log.segment.bytes", _INT, 104857600, "segment.bytes of __transaction_state.", 1
+        ),
+        _d("transactional.id.expiration.ms", _INT, 604800000, "Idle transactional ids expire after this.", 1),
+        _d(
+            "transaction.max.timeout.ms",
+            _INT,
+            900000,
+            "Largest transaction timeout a producer may ask for.",
+            1,
+        ),
+        _d("producer.id.expiration.ms", _INT, 86400000, "Idle producer ids expire after this.", 1),
+        _d("socket.request.max.bytes", _INT, 104857600, "Largest request frame.", 1),
+        _d("socket.send.buffer.bytes", _INT, 102400, "SO_SNDBUF (-1 = OS default)."),
+        _d("socket.receive.buffer.bytes", _INT, 102400, "SO_RCVBUF (-1 = OS default)."),
+        _d("connections.max.idle.ms", _LONG, 600000, "Close connections idle this long."),
+        # Test-only fault injection (Seaway's own keys, off by default; never set in production).
+        _d(
+            "seaway.test.fault.drop.produce.response.after.append",
+            _INT,
+            0,
+            "TEST ONLY: drop the connection after every Nth produce request is appended, before "
+            "its response (0 = off).",
+            0,
+        ),
+        _d(
+            "seaway.test.fault.cleaner.pause.ms",
+            _LONG,
+            0,
+            "TEST ONLY: the log cleaner sleeps this long around each segment swap (0 = off).",
+            0,
+        ),
+    ]
+}
+"""Every broker config this broker types and validates, by Kafka name."""
+
+IGNORED_KEYS = frozenset(
+    {
+        "num.network.threads",
+        "num.io.threads",
+        "background.threads",
+        "queued.max.requests",
+        "num.replica.fetchers",
+        "num.replica.alter.log.dirs.threads",
+        "process.roles",
+        "inter.broker.listener.name",
+        "inter.broker.protocol.version",
+        "auto.leader.rebalance.enable",
+        "leader.imbalance.check.interval.seconds",
+        "leader.imbalance.per.broker.percentage",
+        "log.message.format.version",
+        "message.downconversion.enable",
+        "request.timeout.ms",
+        "socket.listen.backlog.size",
+        "max.connections",
+        "max.connections.per.ip",
+        "initial.broker.registration.timeout.ms",
+        "broker.rack",
+        "unstable.api.versions.enable",
+        "unstable.feature.versions.enable",
+        "group.coordinator.rebalance.protocols",
+    }
+)
+IGNORED_PREFIXES = (
+    "controller.",
+    "metadata.",
+    "ssl.",
+    "sasl.",
+    "security.",
+    "replica.",
+    "zookeeper.",
+    "remote.",
+    "quota.",
+    "share.",
+    "group.share.",
+    "group.consumer.",
+    "metric.",
+    "metrics.",
+    "authorizer.",
+    "super.users",
+    "principal.",
+    "password.",
+    "broker.heartbeat",
+    "broker.session",
+    "kafka.metrics",
+    "delegation.token",
+    "log.cleaner.io.buffer.load",
+    "client.quota",
+    "alter.",
+    "create.topic.policy",
+    "num.quota",
+    "telemetry.",
+    "transaction.",
+    "group.coordinator.",
+    "log.initial.task",
+)
+
+_LISTENER = re.compile(r"^([A-Za-z0-9_]+)://(\[[^\]]*\]|[^:\[\]]*):(\d+)$")
+# Topic config default <- broker key, with the factor turning the broker unit into the topic unit.
+_UNITS = {
+    "log.retention.minutes": 60_000,
+    "log.retention.hours": 3_600_000,
+    "log.roll.hours": 3_600_000,
+    "log.roll.jitter.hours": 3_600_000,
+}
+
+
+class ConfigError(SeawayError):
+    """A broker config that cannot be used; the message names the key and the value."""
+
+
+class BrokerConfig:
+    """Typed broker settings plus the raw properties they came from (for DescribeConfigs)."""
+
+    node_id: int
+    log_dirs: list[Path]
+    listeners: list[Listener]
+    advertised_listeners: list[Listener]
+    num_partitions: int
+    default_replication_factor: int
+    auto_create_topics_enable: bool
+    delete_topic_enable: bool
+    message_max_bytes: int
+    log_retention_check_interval_ms: int
+    log_flush_scheduler_interval_ms: int
+    log_cleaner_enable: bool
+    log_cleaner_threads: int
+    log_cleaner_backoff_ms: int
+    log_cleaner_dedupe_buffer_size: int
+    num_recovery_threads_per_data_dir: int
+    offsets_topic_num_partitions: int
+    offsets_topic_segment_bytes: int
+    offsets_retention_minutes: int
+    offsets_retention_check_interval_ms: int
+    offsets_commit_timeout_ms: int
+    offset_metadata_max_bytes: int
+    group_initial_rebalance_delay_ms: int
+    group_min_session_timeout_ms: int
+    group_max_session_timeout_ms: int
+    group_max_size: int
+    transaction_state_log_num_partitions: int
+    transactional_id_expiration_ms: int
+    transaction_max_timeout_ms: int
+    producer_id_expiration_ms: int
+    socket_request_max_bytes: int
+    connections_max_idle_ms: int
+
+    def __init__(self, props: Mapping[str, str] | None = None) -> None:
+        self.raw: dict[str, str] = dict(props or {})
+        self._values: dict[str, Any] = {}
+        unknown = []
+        for key, raw in self.raw.items():
+            definition = BROKER_CONFIG_DEFS.get(key)
+            if definition is not None:
+                self._values[key] = _parse(definition, raw)
+            elif key in IGNORED_KEYS or key.startswith(IGNORED_PREFIXES):
+                log.info("broker config %s is accepted and ignored on a single node", key)
+            else:
+                unknown.append(key)
+        if unknown:
+            log.warning("unknown broker config(s) ignored: %s", ", ".join(sorted(unknown)))
+        for key, definition in BROKER_CONFIG_DEFS.items():
+            setattr(self, definition.attr, self.get(key))
+        self.node_id = self._node_id()
+        self.log_dirs = self._log_dirs()
+        self.listeners, self.advertised_listeners = self._listeners()
+        if self.default_replication_factor != 1:
+            raise ConfigError(
+                f"default.replication.factor={self.default_replication_factor}: "
+                "this is a single-node broker, "
+                "so the replication factor must be 1"
+            )
+        self._default_log_config = self._build_default_log_config()
+
+    @classmethod
+    def load(cls, path: str | Path | None = None, overrides: Mapping[str, str] | None = None) -> BrokerConfig:
+        """Read ``path`` (a server.properties file; None for defaults) and apply ``overrides``."""
+        props: dict[str, str] = {}
+        if path is not None:
+            try:
+                props = parse_properties(Path(path).read_text(encoding="utf-8"))
+            except ValueError as exc:
+                raise ConfigError(f"{path}: {exc}") from None
+        props.update(overrides or {})
+        return cls(props)
+
+    # -- lookups -------------------------------------------------------------------------
+
+    @staticmethod
+    def definitions() -> Mapping[str, BrokerConfigDef]:
+        """Every broker config this broker knows, by name."""
+        return BROKER_CONFIG_DEFS
+
+    def get(self, key: str) -> Any:
+        """The typed value of a known key (its default when unset)."""
+        if key in self._values:
+            return self._values[key]
+        return BROKER_CONFIG_DEFS[key].default
+
+    def source_of(self, key: str) -> str:
+        """``"static"`` when set in the file or overrides, else ``"default"``."""
+        return "static" if key in self.raw else "default"
+
+    def value_string(self, key: str) -> str | None:
+        """The value as DescribeConfigs shows it (None for an unset key without default)."""
+        if key in ("node.id", "broker.id"):
+            return str(self.node_id)  # one id, whichever of the two names set it
+        if key in self.raw:
+            return self.raw[key]
+        return BROKER_CONFIG_DEFS[key].default_string()
+
+    def default_log_config(self) -> LogConfig:
+        """Topic-config defaults derived from the ``log.*`` broker keys (Kafka's synonyms)."""
+        return self._default_log_config
+
+    # -- derivations ---------------------------------------------------------------------
+
+    def _node_id(self) -> int:
+        node, broker = self._values.get("node.id"), self._values.get("broker.id")
+        if node is not None and broker is not None and node != broker and broker != -1:
+            raise ConfigError(f"node.id={node} and broker.id={broker} must match when both are set")
+        value = node if node is not None else broker
+        if value is None or value == -1:
+            return 1
+        if value < 0:
+            raise ConfigError(f"node.id={value} must not be negative")
+        return int(value)
+
+    def _log_dirs(self) -> list[Path]:
+        text = (
+            self.raw.get("log.dirs") or self.raw.get("log.dir") or str(BROKER_CONFIG_DEFS["log.dir"].default)
+        )
+        dirs = [Path(item.strip()) for item in text.split(",") if item.strip()]
+        if not dirs:
+            raise ConfigError(f"log.dirs={text!r} names no directory")
+        return dirs
+
+    def _listeners(self) -> tuple[list[Listener], list[Listener]]:
+        protocol_map = {}
+        for item in str(self.get("listener.security.protocol.map")).split(","):
+            name, sep, protocol = item.strip().partition(":")
+            if not sep:
+                raise ConfigError(f"listener.security.protocol.map entry {item!r} is not NAME:PROTOCOL")
+            protocol_map[name.strip().upper()] = protocol.strip().upper()
+        controllers = {
+            n.strip().upper() for n in str(self.get("controller.listener.names")).split(",") if n.strip()
+        }
+        listeners = _parse_listeners("listeners", self.get("listeners"), protocol_map)
+        served = [entry for entry in listeners if entry[0] not in controllers]
+        if not served:
+            raise ConfigError(
+                f"listeners={self.raw.get('listeners', '')!r} leaves no listener to serve clients on"
+            )
+        if "advertised.listeners" not in self.raw:
+            return served, list(served)
+        advertised = _parse_listeners("advertised.listeners", self.get("advertised.listeners"), protocol_map)
+        names = {entry[0] for entry in listeners}
+        for name, _, _ in advertised:
+            if name not in names:
+                raise ConfigError(f"advertised.listeners names {name}, which is not in listeners")
+        return served, [entry for entry in advertised if entry[0] not in controllers]
+
+    def _build_default_log_config(self) -> LogConfig:
+        props: dict[str, str] = {}
+        origin: dict[str, str] = {}
+        for name, definition in TOPIC_CONFIG_DEFS.items():
+            for key in definition.synonyms:
+                if key in self.raw:
+                    value = self.get(key)
+                    if key in _UNITS and value is not None:
+                        value = value * _UNITS[key] if value >= 0 else -1
+                    if name == "retention.ms" and isinstance(value, int) and value < 0:
+                        value = -1
+                    props[name] = value if isinstance(value, str) else _format(value)
+                    origin[name] = key
+                    break
+        try:
+            return LogConfig.from_properties(props)
+        except InvalidConfigError as exc:
+            name = next((n for n in props if n in str(exc)), "")
+            key = origin.get(name, "?")
+            raise ConfigError(f"{key}={self.raw.get(key)!r} is invalid: {exc}") from None
+
+    def __repr__(self) -> str:
+        return f"BrokerConfig(node_id={self.node_id}, listeners={self.listeners}, log_dirs={self.log_dirs})"
+
+
+def _format(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(value)
+    return str(value)
+
+
+def _parse(definition: BrokerConfigDef, raw: str) -> Any:
+    try:
+        value = parse_config_value(ConfigType[definition.type_name], raw)
+    except ValueError as exc:
+        raise ConfigError(f"Invalid value {raw!r} for broker config {definition.name}: {exc}") from None
+    problem = definition.check(value)
+    if problem:
+        raise ConfigError(f"Invalid value {raw!r} for broker config {definition.name}: {problem}")
+    return value
+
+
+def _parse_listeners(key: str, items: tuple[str, ...], protocol_map: Mapping[str, str]) -> list[Listener]:
+    result: list[Listener] = []
+    for item in items:
+        match = _LISTENER.match(item)
+        if match is None:
+            raise ConfigError(f"{key}: {item!r} is not NAME://host:port")
+        name, host, port = match.group(1).upper(), match.group(2).strip("[]"), int(match.group(3))
+        if port > 65535:
+            raise ConfigError(f"{key}: port {port} in {item!r} is out of range")
+        protocol = protocol_map.get(name)
+        if protocol is None:
+            raise ConfigError(f"{key}: listener {name} is not in listener.security.protocol.map")
+        if protocol != "PLAINTEXT":
+            raise ConfigError(f"{key}: listener {name} uses {protocol}; only PLAINTEXT is supported")
+        if any(existing[0] == name for existing in result):
+            raise ConfigError(f"{key}: listener name {name} appears twice")
+        result.append((name, host, port))
+    return result
+
+
+# -- java .properties syntax ----------------------------------------------------------------
+# A line whose first non-blank character is # or ! is a comment; a line ending in an odd
+# number of backslashes continues on the next (leading blanks dropped); the key ends at the
+# first unescaped '=', ':' or blank, after which blanks and one '='/':' are skipped;
+# \t \n \r \f \uXXXX are escapes, a backslash before any other character is that character.
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+_BLANKS = " \t\f"
+
+
+def _logical_lines(text: str) -> list[str]:
+    lines: list[str] = []
+    pending: str | None = None
+    for raw in text.splitlines():
+        line = raw.lstrip(_BLANKS) if pending is not None else raw
+        if pending is None and (not line.strip(_BLANKS) or line.lstrip(_BLANKS)[0] in "#!"):
+            continue
+        trailing = len(line) - len(line.rstrip("\\"))
+        continues = trailing % 2 == 1
+        body = line[:-1] if continues else line
+        pending = body if pending is None else pending + body
+        if not continues:
+            lines.append(pending.lstrip(_BLANKS))
+            pending = None
+    if pending is not None:
+        lines.append(pending.lstrip(_BLANKS))
+    return lines
+
+
+def _unescape(text: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        char = text[i]
+        if char != "\\" or i + 1 >= len(text):
+            out.append(char)
+            i += 1
+            continue
+        nxt = text[i + 1]
+        if nxt == "u" and i + 6 <= len(text):
+            try:
+                out.append(chr(int(text[i + 2 : i + 6], 16)))
+                i += 6
+                continue
+            except ValueError:
+                raise ValueError(f"malformed \\uxxxx escape in {text!r}") from None
+        out.append(_ESCAPES.get(nxt, nxt))
+        i += 2
+    return "".join(out)
+
+
+def _split(line: str) -> tuple[str, str]:
+    i = 0
+    while i < len(line):
+        char = line[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char in "=:" or char in _BLANKS:
+            break
+        i += 1
+    key, rest = line[:i], line[i:]
+    rest = rest.lstrip(_BLANKS)
+    if rest[:1] in ("=", ":"):
+        rest = rest[1:].lstrip(_BLANKS)
+    return _unescape(key), _unescape(rest)
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Keys and values of a ``.properties`` document; later duplicates win, as in Java."""
+    return dict(_split(line) for line in _logical_lines(text))

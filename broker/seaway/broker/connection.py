@@ -1,0 +1,421 @@
+"""One client connection: framing, ordered request processing, zero-copy responses.
+
+Kafka's guarantee per connection is that requests are processed in the order they
+arrive and answered in that order. We get it by construction: frames are queued as they
+are read and a single task per connection works through the queue (started on demand,
+so an idle connection costs no task). Reading pauses when too many frames are waiting,
+which pushes back on a producer faster than the disk.
+
+Reading is an ``asyncio.BufferedProtocol`` so big frames are copied once, by the kernel:
+small frames are read into a reusable scratch buffer and sliced out of it, but once a
+frame's size prefix announces more than :data:`_DIRECT_MIN` bytes, a buffer of exactly
+that size is allocated and the transport reads the rest straight into it. That buffer
+is the request: a produce request's record batches are memoryviews of it, which the log
+stamps with offsets in place and writes with a single ``os.write``.
+
+A frame that cannot be parsed (absurd size, unknown API key, unsupported version,
+truncated body) closes this connection only; everyone else keeps being served. The one
+exception is ApiVersions with a version we do not serve: Kafka answers it in version 0
+with UNSUPPORTED_VERSION and the ranges it does serve, so clients can downgrade.
+
+Record data in fetch responses arrives as file regions. Such a response bypasses the
+transport: once the transport's buffer is empty, it is written to a duplicate of the
+socket's fd, the protocol bytes with ``send(MSG_MORE)`` and every region with
+``os.sendfile`` straight from the page cache, waiting for writability when the socket
+is full. Nothing else writes to the connection meanwhile (the connection's single
+worker is busy with this response), so ordering holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import logging
+import os
+import socket
+import struct
+import sys
+import threading
+from typing import Any
+
+from seaway.broker.context import BrokerContext, RequestContext
+from seaway.broker.handlers import HANDLERS
+from seaway.protocol.errors import KafkaProtocolError
+from seaway.protocol.primitives import CorruptFrameError, Reader, Writer
+
+__all__ = ["KafkaConnection"]
+
+log = logging.getLogger("seaway.broker.connection")
+
+_HEADER = struct.Struct(">hhi")
+_SIZE = struct.Struct(">i")
+_API_VERSIONS_KEY = 18
+_MAX_QUEUED_FRAMES = 64
+_SCRATCH_BYTES = 64 * 1024
+_DIRECT_MIN = 16 * 1024
+_PEEK_BYTES = 4096
+_POOL_BUFFER_MAX = 8 * 1024 * 1024
+_POOL_TOTAL_MAX = 64 * 1024 * 1024
+
+
+class _BufferPool:
+    """Big-frame buffers shared by all connections, reused once nothing refers to them.
+
+    Reuse matters: a fresh buffer of a few hundred KiB costs page faults and zeroing on
+    every frame, more than the kernel's copy into it. A lock, because tests may run
+    several brokers (event loops) in one process.
+    """
+
+    def __init__(self) -> None:
+        self._free: list[bytearray] = []
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def take(self, size: int) -> bytearray:
+        with self._lock:
+            free = self._free
+            for i in range(len(free) - 1, -1, -1):
+                if len(free[i]) >= size:
+                    buf = free.pop(i)
+                    self._bytes -= len(buf)
+                    return buf
+        return bytearray(-(-size // 65536) * 65536)
+
+    def give(self, frame: memoryview) -> None:
+        """Release ``frame`` and pool its buffer unless a view or request still holds it."""
+        buf = frame.obj
+        frame.release()
+        # Two references: ``buf`` here and getrefcount's argument. Any memoryview still
+        # alive (a handler that kept the records, a traceback) holds one more.
+        if sys.getrefcount(buf) != 2 or not isinstance(buf, bytearray) or len(buf) > _POOL_BUFFER_MAX:
+            return
+        with self._lock:
+            if self._bytes + len(buf) <= _POOL_TOTAL_MAX:
+                self._free.append(buf)
+                self._bytes += len(buf)
+
+
+_POOL = _BufferPool()
+_BYTES_TYPES = (bytes, bytearray, memoryview)
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+class KafkaConnection(asyncio.BufferedProtocol):
+    """asyncio BufferedProtocol for one Kafka client connection (see module docstring)."""
+
+    def __init__(self, broker: BrokerContext, listener: str, max_request_bytes: int) -> None:
+        self.broker = broker
+        self.listener = listener
+        self.max_request_bytes = max_request_bytes
+        self.transport: asyncio.Transport | None = None
+        self._scratch = bytearray(_SCRATCH_BYTES)
+        self._scratch_view = memoryview(self._scratch)
+        self._start = 0  # first unparsed byte of the scratch buffer
+        self._end = 0  # end of the bytes read into it
+        self._direct_view: memoryview | None = None  # a big frame being read straight into place
+        self._direct_filled = 0
+        self._peek = False  # after a big frame, read little until the next size prefix is known
+        self._frames: collections.deque[bytearray | memoryview] = collections.deque()
+        self._worker: asyncio.Task[None] | None = None
+        self._reading_paused = False
+        self._eof = False
+        self._can_write = asyncio.Event()
+        self._can_write.set()
+        self._closed = False
+        self._peer = "?"
+        self._sock_fd = -1
+        self._out: list[bytes | bytearray] = []  # small responses, written together (see _send)
+        self._flush_scheduled = False
+        self._raw: socket.socket | None = None  # dup of the socket, for sendfile responses
+        self._write_waiter: asyncio.Future[None] | None = None
+
+    # --- asyncio.BufferedProtocol ---------------------------------------------------
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports implement asyncio.Transport without subclassing it.
+        self.transport = transport  # type: ignore[assignment]
+        peer = transport.get_extra_info("peername")
+        self._peer = f"{peer[0]}:{peer[1]}" if peer else "?"
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._sock_fd = sock.fileno()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self._frames.clear()
+        self._can_write.set()
+        if self._worker is not None and not self._worker.done():
+            self._worker.cancel()
+        self._close_raw()
+
+    def pause_writing(self) -> None:
+        self._can_write.clear()
+
+    def resume_writing(self) -> None:
+        self._can_write.set()
+
+    def eof_received(self) -> bool:
+        """The client stopped sending: answer what it sent, then close (False: close now)."""
+        self._eof = True
+        self._flush()
+        return bool(self._frames) or (self._worker is not None and not self._worker.done())
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        if self._direct_view is not None:
+            return self._direct_view[self._direct_filled :]
+        if self._peek:
+            # The next frame is likely big too: keep its bytes out of the scratch buffer,
+            # so they are read straight into place instead of copied.
+            return self._scratch_view[self._end : self._end + _PEEK_BYTES]
+        return self._scratch_view[self._end :]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        if self._direct_view is not None:
+            self._direct_filled += nbytes
+            if self._direct_filled < len(self._direct_view):
+                return
+            self._frames.append(self._direct_view)
+            self._direct_view = None
+        else:
+            self._end += nbytes
+            if not self._parse():
+                return
+        self._frames_ready()
+
+    def _parse(self) -> bool:
+        """Slice complete frames out of the scratch buffer; False when the connection is aborted."""
+        buf = self._scratch
+        pos, end = self._start, self._end
+        while end - pos >= 4:
+            (size,) = _SIZE.unpack_from(buf, pos)
+            if size < 8 or size > self.max_request_bytes:
+                self._abort(f"frame size {size} is outside [8, {self.max_request_bytes}]")
+                return False
+            have = end - pos - 4
+            if have >= size:
+                self._frames.append(buf[pos + 4 : pos + 4 + size])
+                self._peek = size >= _DIRECT_MIN
+                pos += 4 + size
+                continue
+            if size >= _DIRECT_MIN:
+                self._peek = True
+                # Read the rest of this frame straight into a buffer of its own.
+                view = memoryview(_POOL.take(size))[:size]
+                view[:have] = self._scratch_view[pos + 4 : end]
+                self._direct_view, self._direct_filled = view, have
+                pos = end
+            break
+        if pos == end:
+            self._start = self._end = 0
+        elif pos:
+            # Move the partial frame (< _DIRECT_MIN bytes) to the front; each byte moves once.
+            rest = end - pos
+            buf[:rest] = self._scratch_view[pos:end]
+            self._start, self._end = 0, rest
+        else:
+            self._start = pos
+        return True
+
+    def _frames_ready(self) -> None:
+        if not self._frames:
+            return
+        if self._worker is None or self._worker.done():
+            self._worker = asyncio.get_running_loop().create_task(self._work())
+        if len(self._frames) >= _MAX_QUEUED_FRAMES and not self._reading_paused:
+            assert self.transport is not None
+            self.transport.pause_reading()
+            self._reading_paused = True
+
+    # --- processing -----------------------------------------------------------------
+    async def _work(self) -> None:
+        frames = self._frames
+        try:
+            while frames and not self._closed:
+                frame = frames.popleft()
+                if self._reading_paused and len(frames) < _MAX_QUEUED_FRAMES // 2:
+                    assert self.transport is not None
+                    self.transport.resume_reading()
+                    self._reading_paused = False
+                await self._handle(frame)
+                if isinstance(frame, memoryview):
+                    _POOL.give(frame)
+            if self._eof and not self._closed and self.transport is not None:
+                self._flush()
+                self.transport.close()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("closing connection from %s after an unexpected error", self._peer)
+            self._abort(None)
+
+    async def _handle(self, frame: bytearray | memoryview) -> None:
+        api_key, version, correlation_id = _HEADER.unpack_from(frame, 0)
+        spec = HANDLERS.get(api_key)
+        if spec is None:
+            self._abort(f"unknown API key {api_key}")
+            return
+        if not spec.min_version <= version <= spec.max_version:
+            if api_key == _API_VERSIONS_KEY:
+                await self._unsupported_api_versions(correlation_id)
+                return
+            self._abort(f"{spec.name} v{version} is not served (v{spec.min_version}-{spec.max_version})")
+            return
+        flexible = spec.request_flexible(version)
+        r = Reader(frame, 8)
+        try:
+            client_id = r.nullable_string(False)
+            if flexible:
+                r.skip_tagged_fields()
+            request = spec.request_cls.decode(r, version)
+        except (CorruptFrameError, ValueError, IndexError) as exc:
+            self._abort(f"malformed {spec.name} v{version}: {exc}")
+            return
+        ctx = RequestContext(
+            self.broker, api_key, version, correlation_id, client_id, self.listener, self._peer
+        )
+        try:
+            response = await spec.func(ctx, request)
+        except KafkaProtocolError as exc:
+            # Handlers report per-partition errors in their responses; a top-level raise
+            # means the request as a whole cannot be answered meaningfully.
+            self._abort(f"{spec.name} v{version} failed: {exc.name} {exc}")
+            return
+        if response is None:
+            return
+        header_flexible = flexible and api_key != _API_VERSIONS_KEY
+        await self._send(correlation_id, response, version, header_flexible)
+
+    async def _unsupported_api_versions(self, correlation_id: int) -> None:
+        from seaway.broker.handlers.api_versions import unsupported_version_response
+
+        await self._send(correlation_id, unsupported_version_response(), 0, False)
+
+    # --- writing --------------------------------------------------------------------
+    async def _send(self, correlation_id: int, response: Any, version: int, header_flexible: bool) -> None:
+        w = Writer()
+        w.int32(0)  # size, patched below
+        w.int32(correlation_id)
+        if header_flexible:
+            w.empty_tagged_fields()
+        response.encode(w, version)
+        transport = self.transport
+        if transport is None or self._closed:
+            return
+        if not w.chunks:
+            # Responses to pipelined requests are handled in one go (a handler that does
+            # not wait returns at once), so queueing them for one write at the end of
+            # this loop iteration saves a syscall per response.
+            buf = w.buf
+            _SIZE.pack_into(buf, 0, len(buf) - 4)
+            self._out.append(buf)
+            if not self._flush_scheduled:
+                self._flush_scheduled = True
+                asyncio.get_running_loop().call_soon(self._flush)
+        else:
+            chunks = w.to_chunks()
+            first = chunks[0]
+            chunks[0] = _SIZE.pack(w.size - 4) + memoryview(first)[4:]
+            self._flush()
+            await self._write_with_regions(chunks)
+        if not self._can_write.is_set():
+            await self._can_write.wait()
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        out = self._out
+        if not out:
+            return
+        transport = self.transport
+        if transport is not None and not self._closed:
+            transport.write(out[0] if len(out) == 1 else b"".join(out))
+        out.clear()
+
+    async def _write_with_regions(self, chunks: list[Any]) -> None:
+        """Write bytes and file regions, the regions with sendfile (see module docstring)."""
+        transport = self.transport
+        assert transport is not None
+        raw = self._raw_socket()
+        if raw is None:
+            for chunk in chunks:
+                transport.write(chunk if isinstance(chunk, _BYTES_TYPES) else chunk.read_bytes())
+            return
+        fd = raw.fileno()
+        last = len(chunks) - 1
+        try:
+            while transport.get_write_buffer_size():
+                # Earlier responses still queued in the transport must reach the socket first.
+                await self._wait_writable(raw)
+                await asyncio.sleep(0)
+            for i, chunk in enumerate(chunks):
+                if isinstance(chunk, _BYTES_TYPES):
+                    view = memoryview(chunk)
+                    flags = socket.MSG_MORE if i < last else 0
+                    while view:
+                        try:
+                            view = view[raw.send(view, flags) :]
+                        except BlockingIOError:
+                            await self._wait_writable(raw)
+                    continue
+                position, length, src = chunk.position, chunk.length, chunk.fileno()
+                while length > 0:
+                    try:
+                        sent = os.sendfile(fd, src, position, length)
+                    except BlockingIOError:
+                        await self._wait_writable(raw)
+                        continue
+                    if sent == 0:
+                        self._abort("segment file shorter than its index claims")
+                        return
+                    position += sent
+                    length -= sent
+        except OSError as exc:
+            if not self._closed:
+                self._abort(f"writing a response failed: {exc}")
+
+    def _raw_socket(self) -> socket.socket | None:
+        if self._raw is None and self._sock_fd >= 0 and not self._closed:
+            try:
+                self._raw = socket.socket(fileno=os.dup(self._sock_fd))
+                self._raw.setblocking(False)
+            except OSError:
+                self._sock_fd = -1
+        return self._raw
+
+    async def _wait_writable(self, raw: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        fd = raw.fileno()
+        loop.add_writer(fd, _resolve, fut)
+        self._write_waiter = fut
+        try:
+            await fut
+        finally:
+            if self._write_waiter is fut:
+                self._write_waiter = None
+                loop.remove_writer(fd)
+        if self._closed:
+            raise ConnectionResetError("connection closed while writing")
+
+    def _close_raw(self) -> None:
+        raw, self._raw = self._raw, None
+        if raw is None:
+            return
+        waiter, self._write_waiter = self._write_waiter, None
+        if waiter is not None:
+            asyncio.get_running_loop().remove_writer(raw.fileno())
+            waiter.cancel()
+        raw.close()
+
+    def _abort(self, reason: str | None) -> None:
+        if reason:
+            log.warning("closing connection from %s: %s", self._peer, reason)
+        self._closed = True
+        self._frames.clear()
+        if self.transport is not None:
+            self.transport.abort()

@@ -1,0 +1,253 @@
+"""Committed offsets: OffsetCommit, OffsetFetch, OffsetDelete and retention expiry.
+
+A commit is validated against the group as Kafka's ``doCommitOffsets`` does (simple
+consumers with generation -1 may commit to an empty group; members must match the
+generation; CompletingRebalance answers REBALANCE_IN_PROGRESS), written to the group's
+``__consumer_offsets`` partition as one batch, and only then applied in memory.
+
+Expiry (``offsets.retention.minutes``, checked every ``offsets.retention.check.interval.ms``)
+follows KIP-211: offsets of an *empty* group expire once the group has been empty for the
+retention time; offsets of a group that never used group management (no protocol type)
+expire by their commit time. Stable consumer groups keep their offsets (Kafka would expire
+offsets of topics nobody subscribes to any more; we do not). An empty group left with no
+offsets becomes Dead and is removed, with a tombstone for its metadata.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+
+from seaway.broker.context import now_ms
+from seaway.broker.coordinator.coordinator import GroupCoordinator
+from seaway.broker.coordinator.group import CommittedOffset, Group, GroupState
+from seaway.broker.coordinator.offsets_topic import (
+    OffsetCommitValue,
+    encode_group_metadata_key,
+    encode_offset_commit,
+    encode_offset_commit_key,
+)
+from seaway.protocol.errors import (
+    CoordinatorNotAvailableError,
+    FencedInstanceIdError,
+    GroupIdNotFoundError,
+    GroupSubscribedToTopicError,
+    IllegalGenerationError,
+    InvalidCommitOffsetSizeError,
+    KafkaProtocolError,
+    MessageTooLargeError,
+    NonEmptyGroupError,
+    OffsetMetadataTooLargeError,
+    RebalanceInProgressError,
+    RecordListTooLargeError,
+    UnknownMemberIdError,
+    UnknownServerError,
+    UnknownTopicOrPartitionError,
+)
+from seaway.protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
+from seaway.protocol.primitives import Reader
+
+__all__ = [
+    "OffsetToCommit",
+    "cleanup_group",
+    "commit_offsets",
+    "delete_offsets",
+    "expire_offsets",
+    "expire_offsets_forever",
+    "fetch_offsets",
+]
+
+log = logging.getLogger("seaway.broker.coordinator")
+
+TopicPartition = tuple[str, int]
+# (topic, partition, offset, leader epoch, metadata)
+OffsetToCommit = tuple[str, int, int, int, str | None]
+
+
+def _validate_commit(coord: GroupCoordinator, group: Group, generation_id: int, member_id: str,
+                     instance_id: str | None) -> None:
+    """Kafka's doCommitOffsets checks, in its order; raises the error to answer with."""
+    if group.is_(GroupState.DEAD):
+        raise CoordinatorNotAvailableError(f"group {group.group_id} is being removed")
+    if instance_id is not None and group.static_member_id(instance_id) not in (None, member_id):
+        raise FencedInstanceIdError(f"{member_id} is fenced (instance {instance_id})")
+    if generation_id < 0 and group.is_(GroupState.EMPTY):
+        return  # a simple consumer: Kafka only stores its offsets
+    member = group.members.get(member_id)
+    if member is None:
+        raise UnknownMemberIdError(f"member {member_id!r} is not in group {group.group_id}")
+    if generation_id != group.generation_id:
+        raise IllegalGenerationError(f"generation {generation_id} is not {group.generation_id}")
+    if group.is_(GroupState.COMPLETING_REBALANCE):
+        raise RebalanceInProgressError(f"group {group.group_id} is completing a rebalance")
+    coord._schedule_heartbeat(group, member)
+
+
+def commit_offsets(coord: GroupCoordinator, group_id: str, generation_id: int, member_id: str,
+                   instance_id: str | None, offsets: list[OffsetToCommit]) -> dict[TopicPartition, int]:
+    """Store ``offsets``; one error code per partition. Group-level failures raise."""
+    coord.check_ready()
+    group = coord.groups.get(group_id)
+    if group is None:
+        if generation_id >= 0:
+            raise IllegalGenerationError(f"group {group_id} does not exist (generation {generation_id})")
+        group = Group(group_id, now_ms())
+    _validate_commit(coord, group, generation_id, member_id, instance_id)
+    logs = coord.broker.logs
+    limit = coord.settings.offset_metadata_max_bytes
+    errors: dict[TopicPartition, int] = {}
+    accepted: dict[TopicPartition, CommittedOffset] = {}
+    now = now_ms()
+    for topic, partition, offset, epoch, metadata in offsets:
+        tp = (topic, partition)
+        text = metadata or ""
+        if logs.get_log(topic, partition) is None:
+            errors[tp] = UnknownTopicOrPartitionError.code
+        elif len(text.encode("utf-8")) > limit:
+            errors[tp] = OffsetMetadataTooLargeError.code
+        else:
+            errors[tp] = 0
+            accepted[tp] = CommittedOffset(offset, epoch, text, now)
+    if accepted:
+        entries = [
+            (encode_offset_commit_key(group_id, t, p),
+             encode_offset_commit(OffsetCommitValue(c.offset, c.leader_epoch, c.metadata, c.commit_timestamp)))
+            for (t, p), c in accepted.items()
+        ]
+        try:
+            coord.store.write(group_id, entries, now)
+        except (KafkaProtocolError, OSError) as exc:
+            code = _storage_error(exc)
+            log.error("could not store offsets of group %s: %s", group_id, exc)
+            return {tp: (code if tp in accepted else err) for tp, err in errors.items()}
+        if group_id not in coord.groups:
+            coord.groups[group_id] = group
+        group.offsets.update(accepted)
+    return errors
+
+
+def _storage_error(exc: Exception) -> int:
+    """Kafka's mapping of append errors to commit errors."""
+    if isinstance(exc, (MessageTooLargeError, RecordListTooLargeError)):
+        return InvalidCommitOffsetSizeError.code
+    if isinstance(exc, UnknownTopicOrPartitionError | CoordinatorNotAvailableError):
+        return CoordinatorNotAvailableError.code
+    return UnknownServerError.code
+
+
+def fetch_offsets(coord: GroupCoordinator, group_id: str, partitions: list[TopicPartition] | None
+                  ) -> list[tuple[TopicPartition, CommittedOffset | None]]:
+    """The committed offset of each partition (None: nothing committed); all when ``partitions`` is None."""
+    coord.check_ready()
+    group = coord.groups.get(group_id)
+    stored = group.offsets if group is not None else {}
+    if partitions is None:
+        return sorted(stored.items())
+    return [(tp, stored.get(tp)) for tp in partitions]
+
+
+def subscribed_topics(group: Group) -> set[str] | None:
+    """Topics the members of a consumer group subscribe to; None when it cannot be told."""
+    if group.protocol_type != "consumer" or group.protocol_name is None:
+        return None
+    topics: set[str] = set()
+    for member in group.members.values():
+        data = member.metadata(group.protocol_name)
+        try:
+            r = Reader(data)
+            version = r.int16()
+            sub = ConsumerProtocolSubscription.decode(r, min(max(version, 0), 3))
+        except Exception:  # any malformed subscription: be conservative
+            return None
+        topics.update(sub.topics)
+    return topics
+
+
+def delete_offsets(coord: GroupCoordinator, group_id: str, partitions: list[TopicPartition]
+                   ) -> dict[TopicPartition, int]:
+    """OffsetDelete: per-partition errors; group-level errors raise."""
+    coord.check_ready()
+    group = coord.groups.get(group_id)
+    if group is None or group.is_(GroupState.DEAD):
+        raise GroupIdNotFoundError(f"group {group_id} does not exist")
+    errors: dict[TopicPartition, int] = {}
+    if group.is_(GroupState.EMPTY):
+        deletable = list(partitions)
+    elif group.protocol_type == "consumer":
+        topics = subscribed_topics(group)
+        deletable = []
+        for tp in partitions:
+            if topics is None or tp[0] in topics:
+                errors[tp] = GroupSubscribedToTopicError.code
+            else:
+                deletable.append(tp)
+    else:
+        raise NonEmptyGroupError(f"group {group_id} is not empty")
+    for tp in deletable:
+        errors[tp] = 0
+    cleanup_group(coord, group, [tp for tp in deletable if tp in group.offsets])
+    return errors
+
+
+def cleanup_group(coord: GroupCoordinator, group: Group, removed: Iterable[TopicPartition]) -> None:
+    """Tombstone ``removed`` offsets; an empty group left without offsets dies (Kafka's cleanupGroupMetadata)."""
+    gid = group.group_id
+    entries: list[tuple[bytes, bytes | None]] = [(encode_offset_commit_key(gid, t, p), None) for t, p in removed]
+    dead = group.is_(GroupState.EMPTY) and not (group.offsets.keys() - {tp for tp in removed})
+    if dead:
+        entries.append((encode_group_metadata_key(gid), None))
+    try:
+        coord.store.write(gid, entries, now_ms())
+    except (KafkaProtocolError, OSError) as exc:
+        log.error("could not write tombstones for group %s: %s", gid, exc)
+        return
+    for tp in removed:
+        group.offsets.pop(tp, None)
+    if dead:
+        group.transition(GroupState.DEAD, now_ms())
+        group.cancel_all_timers()
+        if coord.groups.get(gid) is group:
+            del coord.groups[gid]
+        log.info("group %s is empty with no offsets left: removed", gid)
+
+
+def _expired(group: Group, now: int, retention_ms: int) -> list[TopicPartition]:
+    if not group.is_(GroupState.EMPTY):
+        return []
+    # A group that used group management ages from when it became empty; a simple
+    # consumer's offsets (no protocol type) age from their own commit time.
+    base = group.state_timestamp if group.protocol_type is not None else None
+    out = []
+    for tp, c in group.offsets.items():
+        if c.expire_timestamp >= 0:
+            if now >= c.expire_timestamp:
+                out.append(tp)
+        elif now - (base if base is not None else c.commit_timestamp) >= retention_ms:
+            out.append(tp)
+    return out
+
+
+def expire_offsets(coord: GroupCoordinator, now: int | None = None) -> int:
+    """One expiry pass; returns how many offsets were removed."""
+    when = now_ms() if now is None else now
+    removed = 0
+    for group in list(coord.groups.values()):
+        expired = _expired(group, when, coord.settings.offsets_retention_ms)
+        idle = group.is_(GroupState.EMPTY) and not group.offsets and not group.pending_members
+        if expired or idle:
+            cleanup_group(coord, group, expired)
+            removed += len(expired)
+    if removed:
+        log.info("expired %d committed offsets", removed)
+    return removed
+
+
+async def expire_offsets_forever(coord: GroupCoordinator) -> None:
+    interval = max(coord.settings.offsets_retention_check_interval_ms, 10) / 1000
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            expire_offsets(coord)
+        except Exception:
+            log.exception("offset expiry failed")

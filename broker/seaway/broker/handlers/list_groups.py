@@ -1,0 +1,28 @@
+"""ListGroups: every group, filtered by state (v4+) and by group type (v5+, all are "classic")."""
+
+from __future__ import annotations
+
+from seaway.broker.context import RequestContext
+from seaway.broker.coordinator import coordinator_of
+from seaway.broker.coordinator.admin import list_groups
+from seaway.broker.handlers.registry import handles
+from seaway.protocol.errors import KafkaProtocolError
+from seaway.protocol.messages.list_groups_request import ListGroupsRequest
+from seaway.protocol.messages.list_groups_response import ListedGroup, ListGroupsResponse
+
+__all__ = ["handle_list_groups"]
+
+
+@handles(ListGroupsRequest, ListGroupsResponse)
+async def handle_list_groups(ctx: RequestContext, request: ListGroupsRequest) -> ListGroupsResponse:
+    version = ctx.api_version
+    try:
+        groups = list_groups(coordinator_of(ctx.broker),
+                             request.states_filter if version >= 4 else [],
+                             request.types_filter if version >= 5 else [])
+    except KafkaProtocolError as exc:
+        return ListGroupsResponse(error_code=exc.code)
+    return ListGroupsResponse(error_code=0, groups=[
+        ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type)
+        for g in groups
+    ])

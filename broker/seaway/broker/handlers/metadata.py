@@ -1,0 +1,116 @@
+"""Metadata: brokers (just us), topics and partitions, with auto-creation as Kafka does it.
+
+This node leads every partition at leader epoch 0 and is the only replica and ISR member.
+Topics a client asks for that do not exist are created when both the broker
+(``auto.create.topics.enable``) and the request (``allow_auto_topic_creation``, v4+)
+allow it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from seaway.broker.context import BrokerContext, RequestContext
+from seaway.broker.handlers.registry import handles
+from seaway.protocol.errors import (
+    InvalidTopicException,
+    KafkaProtocolError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
+from seaway.protocol.messages.metadata_request import MetadataRequest
+from seaway.protocol.messages.metadata_response import (
+    MetadataResponse,
+    MetadataResponseBroker,
+    MetadataResponsePartition,
+    MetadataResponseTopic,
+)
+
+__all__ = ["describe_topic", "handle_metadata"]
+
+log = logging.getLogger("seaway.broker.metadata")
+
+
+def describe_topic(broker: BrokerContext, name: str) -> MetadataResponseTopic | None:
+    meta = broker.logs.topics().get(name)
+    if meta is None:
+        return None
+    node = broker.node_id
+    partitions = [
+        MetadataResponsePartition(
+            error_code=0,
+            partition_index=p,
+            leader_id=node,
+            leader_epoch=0,
+            replica_nodes=[node],
+            isr_nodes=[node],
+            offline_replicas=[],
+        )
+        for p in range(meta.num_partitions)
+    ]
+    return MetadataResponseTopic(
+        error_code=0,
+        name=name,
+        topic_id=meta.topic_id,
+        is_internal=meta.is_internal,
+        partitions=partitions,
+    )
+
+
+async def _auto_create(broker: BrokerContext, name: str) -> int:
+    """Create ``name`` with the broker defaults; returns an error code (0 on success).
+
+    Creation fsyncs topic metadata, so it runs on a worker thread.
+    """
+    try:
+        await asyncio.to_thread(broker.logs.create_topic, name, broker.config.num_partitions)
+        log.info("auto-created topic %s with %d partitions", name, broker.config.num_partitions)
+    except TopicAlreadyExistsError:
+        pass
+    except KafkaProtocolError as exc:
+        return exc.code
+    return 0
+
+
+@handles(MetadataRequest, MetadataResponse)
+async def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> MetadataResponse:
+    broker = ctx.broker
+    ep = broker.endpoint_for(ctx.listener)
+    topics: list[MetadataResponseTopic] = []
+    if request.topics is None or (ctx.api_version == 0 and not request.topics):
+        names = sorted(broker.logs.topics())
+    else:
+        names = [t.name for t in request.topics if t.name is not None]
+    allow_create = broker.config.auto_create_topics_enable and (
+        ctx.api_version < 4 or request.allow_auto_topic_creation
+    )
+    for name in names:
+        described = describe_topic(broker, name)
+        if described is None and allow_create:
+            code = await _auto_create(broker, name)
+            if code:
+                topics.append(MetadataResponseTopic(error_code=code, name=name))
+                continue
+            described = describe_topic(broker, name)
+        if described is None:
+            code = UnknownTopicOrPartitionError.code
+            if not _legal_name(name):
+                code = InvalidTopicException.code
+            topics.append(MetadataResponseTopic(error_code=code, name=name))
+        else:
+            topics.append(described)
+    return MetadataResponse(
+        brokers=[MetadataResponseBroker(node_id=broker.node_id, host=ep.host, port=ep.port, rack=None)],
+        cluster_id=broker.cluster_id,
+        controller_id=broker.node_id,
+        topics=topics,
+    )
+
+
+def _legal_name(name: str) -> bool:
+    return (
+        0 < len(name) <= 249
+        and name not in (".", "..")
+        and all(c.isascii() and (c.isalnum() or c in "._-") for c in name)
+    )

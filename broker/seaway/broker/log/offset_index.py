@@ -1,0 +1,160 @@
+"""The sparse offset index of one segment (``<base>.index``), as Kafka lays it out.
+
+File layout, big-endian, one 8-byte entry per ``index.interval.bytes`` of log::
+
+    offset  size  field
+    0       4     relativeOffset   last offset of the indexed batch minus the segment base
+    4       4     position         byte position of that batch in the .log file
+
+Unlike Kafka the file is not preallocated to ``segment.index.bytes`` and mmap'ed: entries
+are appended with ``pwrite`` and mirrored in two in-memory ``array('i')`` columns, so a
+lookup is a ``bisect`` over a C array and the file on disk is always the trimmed form
+Kafka leaves after a roll (tools that read Kafka indexes read ours). ``segment.index.bytes``
+still caps the entry count, and a full index rolls the segment, as in Kafka.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from array import array
+from bisect import bisect_right
+from pathlib import Path
+
+from seaway.errors import SeawayError
+
+__all__ = ["CorruptIndexError", "IndexFile", "OffsetIndex"]
+
+
+class CorruptIndexError(SeawayError):
+    """An index file that fails its sanity check; the segment is rebuilt from its log."""
+
+
+class IndexFile:
+    """The file half of an index: fd, append by pwrite, truncate, fsync, rename, delete."""
+
+    entry_size = 0
+
+    def __init__(self, path: Path, max_index_bytes: int) -> None:
+        self.path = path
+        self.max_entries = max(1, max_index_bytes // self.entry_size)
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._entries = 0
+        self._dirty = False
+
+    def _read_all(self) -> bytes:
+        size = os.fstat(self._fd).st_size
+        data = os.pread(self._fd, size, 0) if size else b""
+        if len(data) % self.entry_size:
+            raise CorruptIndexError(f"{self.path}: size {len(data)} is not a multiple of {self.entry_size}")
+        self._entries = len(data) // self.entry_size
+        return data
+
+    def _write_entry(self, data: bytes) -> None:
+        os.pwrite(self._fd, data, self._entries * self.entry_size)
+        self._entries += 1
+        self._dirty = True
+
+    def _truncate_entries(self, count: int) -> None:
+        os.ftruncate(self._fd, count * self.entry_size)
+        self._entries = count
+        self._dirty = True
+
+    def __len__(self) -> int:
+        return self._entries
+
+    @property
+    def is_full(self) -> bool:
+        return self._entries >= self.max_entries
+
+    def flush(self) -> None:
+        if self._dirty:
+            self._dirty = False
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def rename(self, new_path: Path) -> None:
+        os.replace(self.path, new_path)
+        self.path = new_path
+
+    def delete(self) -> None:
+        self.close()
+        self.path.unlink(missing_ok=True)
+
+
+def _big_endian_array(typecode: str, data: bytes) -> array[int]:
+    values: array[int] = array(typecode)
+    values.frombytes(data)
+    if sys.byteorder == "little":
+        values.byteswap()
+    return values
+
+
+class OffsetIndex(IndexFile):
+    """Maps an offset to the position of a batch at or before it."""
+
+    entry_size = 8
+
+    def __init__(self, path: Path, base_offset: int, max_index_bytes: int, *, load: bool = True) -> None:
+        super().__init__(path, max_index_bytes)
+        self.base_offset = base_offset
+        self._offsets: array[int] = array("i")
+        self.positions: array[int] = array("i")
+        if load:
+            self._load()
+        else:
+            self._truncate_entries(0)
+
+    def _load(self) -> None:
+        both = _big_endian_array("i", self._read_all())
+        self._offsets, self.positions = both[0::2], both[1::2]
+        offsets, positions = self._offsets, self.positions
+        for i in range(1, len(offsets)):
+            if offsets[i] <= offsets[i - 1] or positions[i] <= positions[i - 1]:
+                raise CorruptIndexError(f"{self.path}: entry {i} is not after entry {i - 1}")
+        if offsets and (offsets[0] < 0 or positions[0] < 0):
+            raise CorruptIndexError(f"{self.path}: negative first entry")
+
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self._offsets[-1] if self._offsets else self.base_offset
+
+    @property
+    def last_position(self) -> int:
+        return self.positions[-1] if self.positions else 0
+
+    def append(self, offset: int, position: int) -> None:
+        """Index the batch ending at ``offset`` that starts at ``position`` (both increasing)."""
+        relative = offset - self.base_offset
+        if self._offsets and relative <= self._offsets[-1]:
+            return
+        self._write_entry(relative.to_bytes(4, "big") + position.to_bytes(4, "big"))
+        self._offsets.append(relative)
+        self.positions.append(position)
+
+    def lookup(self, offset: int) -> int:
+        """Position of the last indexed batch ending at or before ``offset`` (0 when none)."""
+        i = bisect_right(self._offsets, offset - self.base_offset) - 1
+        return self.positions[i] if i >= 0 else 0
+
+    def floor_position(self, position: int) -> int:
+        """The largest indexed batch start at or before ``position`` (0 when none)."""
+        i = bisect_right(self.positions, position) - 1
+        return self.positions[i] if i >= 0 else 0
+
+    def truncate_to_position(self, position: int) -> None:
+        """Drop entries for batches at or after ``position`` (the log is cut there)."""
+        keep = bisect_right(self.positions, position - 1)
+        if keep < len(self.positions):
+            del self._offsets[keep:]
+            del self.positions[keep:]
+            self._truncate_entries(keep)
+
+    def reset(self) -> None:
+        self._offsets = array("i")
+        self.positions = array("i")
+        self._truncate_entries(0)

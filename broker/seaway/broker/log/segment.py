@@ -1,0 +1,409 @@
+"""One log segment: a ``.log`` file of verbatim record batches plus its two sparse indexes.
+
+Files are named as Kafka names them: the segment's base offset zero-padded to 20 digits,
+``00000000000000000042.log`` / ``.index`` / ``.timeindex``, optionally followed by a
+suffix while a file is in transit (``.cleaned`` written aside by the compactor,
+``.swap`` while being swapped in, ``.deleted`` on its way out); see
+:meth:`Segment.change_file_suffixes` and :mod:`.recovery`.
+
+A segment never decodes records. Appends write whole batches and index them from their
+headers; reads hop from an index entry over batch headers (read ``pread`` a chunk at a
+time) to find a batch or the last whole batch within a byte budget.
+
+The ``.log`` fd lives in a :class:`SegmentFile` that :class:`FileRegion` objects share:
+the fd closes only when the last holder lets go, so a fetch in flight keeps working
+after retention has unlinked the segment.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import random
+import struct
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from seaway.broker.log.offset_index import CorruptIndexError, OffsetIndex
+from seaway.broker.log.recovery import BatchScanner
+from seaway.broker.log.time_index import TimeIndex
+from seaway.protocol.errors import KafkaStorageError
+from seaway.protocol.record_batch import BATCH_HEADER_SIZE, LOG_OVERHEAD, MAGIC_V2, BatchHeader
+
+__all__ = ["Segment", "SegmentFile", "segment_file_name"]
+
+log = logging.getLogger("seaway.broker.log")
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+_INT32_MAX = 2**31 - 1
+_HOP_CHUNK = 16384
+
+
+def segment_file_name(base_offset: int, ext: str, suffix: str = "") -> str:
+    """``segment_file_name(42, ".log")`` -> ``00000000000000000042.log``."""
+    return f"{base_offset:020d}{ext}{suffix}"
+
+
+class SegmentFile:
+    """An fd shared by a segment and the FileRegions read from it; closed on last release."""
+
+    def __init__(self, path: Path) -> None:
+        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def __del__(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self.fd)
+
+
+class Segment:
+    """A ``.log`` file with its offset and time indexes; see the module docstring.
+
+    Not thread-safe on its own: :class:`~seaway.broker.log.partition_log.PartitionLog`
+    serialises access. ``size``, ``next_offset`` and ``max_timestamp`` are in memory.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        base_offset: int,
+        *,
+        max_index_bytes: int,
+        jitter_ms: int,
+        suffix: str = "",
+        fresh: bool,
+    ) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.suffix = suffix
+        self.file: SegmentFile | None = SegmentFile(self.log_path)
+        if fresh:
+            os.ftruncate(self.file.fd, 0)
+        self.size = os.fstat(self.file.fd).st_size
+        self.next_offset = base_offset
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = base_offset
+        self.first_batch_timestamp: int | None = None
+        self.created_ms = int(time.time() * 1000)
+        self.roll_jitter_ms = random.randrange(jitter_ms) if jitter_ms > 0 else 0
+        self.bytes_since_last_index_entry = 0
+        self.dirty = False
+        self.needs_recovery = False
+        index_path, time_path = self._path(".index"), self._path(".timeindex")
+        had_indexes = index_path.exists() and time_path.exists()
+        try:
+            self.offset_index = OffsetIndex(index_path, base_offset, max_index_bytes, load=not fresh)
+            self.time_index = TimeIndex(time_path, base_offset, max_index_bytes, load=not fresh)
+        except CorruptIndexError as exc:
+            log.warning("rebuilding indexes of %s: %s", self.log_path, exc)
+            self.offset_index = OffsetIndex(index_path, base_offset, max_index_bytes, load=False)
+            self.time_index = TimeIndex(time_path, base_offset, max_index_bytes, load=False)
+            self.needs_recovery = True
+        if not fresh and not had_indexes and self.size:
+            log.warning("rebuilding missing indexes of %s", self.log_path)
+            self.needs_recovery = True
+
+    @classmethod
+    def create(
+        cls, directory: Path, base_offset: int, *, max_index_bytes: int, jitter_ms: int = 0, suffix: str = ""
+    ) -> Segment:
+        """A new empty segment (existing files of that name are truncated)."""
+        return cls(
+            directory,
+            base_offset,
+            max_index_bytes=max_index_bytes,
+            jitter_ms=jitter_ms,
+            suffix=suffix,
+            fresh=True,
+        )
+
+    @classmethod
+    def open(
+        cls, directory: Path, base_offset: int, *, max_index_bytes: int, jitter_ms: int = 0, suffix: str = ""
+    ) -> Segment:
+        """An existing segment; call :meth:`recover` or :meth:`load_tail` next."""
+        return cls(
+            directory,
+            base_offset,
+            max_index_bytes=max_index_bytes,
+            jitter_ms=jitter_ms,
+            suffix=suffix,
+            fresh=False,
+        )
+
+    def _path(self, ext: str) -> Path:
+        return self.directory / segment_file_name(self.base_offset, ext, self.suffix)
+
+    @property
+    def log_path(self) -> Path:
+        return self._path(".log")
+
+    @property
+    def fd(self) -> int:
+        if self.file is None:
+            raise KafkaStorageError(f"segment {self.log_path} is closed")
+        return self.file.fd
+
+    @property
+    def largest_timestamp(self) -> int:
+        """Newest batch timestamp, or the file's mtime when no batch carried one (Kafka)."""
+        if self.max_timestamp >= 0:
+            return self.max_timestamp
+        return int(os.fstat(self.fd).st_mtime * 1000)
+
+    # -- loading -------------------------------------------------------------------------
+
+    def recover(self, index_interval_bytes: int) -> int:
+        """Rebuild the indexes from a full scan; truncate after the last valid batch.
+
+        Returns the bytes truncated (0 when the file was intact).
+        """
+        self.offset_index.reset()
+        self.time_index.reset()
+        self._reset_stats()
+        scanner = BatchScanner(self.fd, self.size, self.base_offset)
+        for header in scanner:
+            self._index_batch(header, header.position, index_interval_bytes)
+        truncated = self.size - scanner.valid_bytes
+        if truncated:
+            log.warning(
+                "truncated %d bytes of %s after offset %d (next offset %d): %s",
+                truncated,
+                self.log_path,
+                scanner.next_offset - 1,
+                scanner.next_offset,
+                scanner.error,
+            )
+            os.ftruncate(self.fd, scanner.valid_bytes)
+            self.size = scanner.valid_bytes
+        self.next_offset = scanner.next_offset
+        self.needs_recovery = False
+        self.dirty = True
+        return truncated
+
+    def load_tail(self) -> bool:
+        """After a clean shutdown: learn the end offset by hopping from the last index entry.
+
+        Returns False when the headers do not line up with the file (then recover).
+        """
+        self._reset_stats()
+        if self.size >= BATCH_HEADER_SIZE:
+            try:
+                self.first_batch_timestamp = _header_at(
+                    os.pread(self.fd, BATCH_HEADER_SIZE, 0), 0, 0
+                ).max_timestamp
+            except ValueError:
+                return False
+        last = self.time_index.last_entry
+        if last is not None:
+            self.max_timestamp, self.offset_of_max_timestamp = last
+        pos = self.offset_index.last_position
+        if pos > self.size:
+            return False
+        try:
+            for header in self._headers_from(pos, self.size):
+                pos = header.position + header.size
+                self.next_offset = header.next_offset
+                if header.max_timestamp > self.max_timestamp:
+                    self.max_timestamp, self.offset_of_max_timestamp = (
+                        header.max_timestamp,
+                        header.last_offset,
+                    )
+        except ValueError:
+            return False
+        if pos != self.size:
+            return False
+        self.bytes_since_last_index_entry = self.size - self.offset_index.last_position
+        return True
+
+    def _reset_stats(self) -> None:
+        self.next_offset = self.base_offset
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = self.base_offset
+        self.first_batch_timestamp = None
+        self.bytes_since_last_index_entry = 0
+
+    # -- appending -----------------------------------------------------------------------
+
+    def should_roll(
+        self,
+        *,
+        append_bytes: int,
+        append_max_timestamp: int,
+        append_last_offset: int,
+        segment_bytes: int,
+        segment_ms: int,
+        now_ms: int,
+    ) -> bool:
+        """Kafka's ``LogSegment.shouldRoll``, except that an empty segment never rolls."""
+        if self.size == 0:
+            return False
+        if self.first_batch_timestamp is not None and self.first_batch_timestamp >= 0:
+            waited = append_max_timestamp - self.first_batch_timestamp
+        else:
+            waited = now_ms - self.created_ms
+        return (
+            waited > segment_ms - self.roll_jitter_ms
+            or self.size > segment_bytes - append_bytes
+            or self.offset_index.is_full
+            or self.time_index.is_full
+            or append_last_offset - self.base_offset > _INT32_MAX
+        )
+
+    def append(self, data: bytearray | memoryview, headers: list[BatchHeader], index_interval_bytes: int) -> None:
+        """Write ``data`` (whole batches, offsets stamped) with one write; index its batches.
+
+        ``headers`` carry positions relative to ``data``. On a failed write the file is cut
+        back so no partial batch stays visible.
+        """
+        start = self.size
+        fd = self.fd
+        try:
+            written = os.write(fd, data)
+            if written != len(data):  # short write: finish it
+                view = memoryview(data)[written:]
+                while view:
+                    view = view[os.write(fd, view) :]
+        except OSError as exc:
+            os.ftruncate(fd, start)
+            raise KafkaStorageError(f"write to {self.log_path} failed: {exc}") from exc
+        # _index_batch for each header, inlined: this runs for every partition of every
+        # produce request.
+        if headers and self.first_batch_timestamp is None:
+            self.first_batch_timestamp = headers[0].max_timestamp
+        max_timestamp, since_entry = self.max_timestamp, self.bytes_since_last_index_entry
+        for header in headers:
+            last_offset = header.base_offset + header.last_offset_delta
+            if header.max_timestamp > max_timestamp:
+                max_timestamp = self.max_timestamp = header.max_timestamp
+                self.offset_of_max_timestamp = last_offset
+            if since_entry > index_interval_bytes:
+                self.offset_index.append(last_offset, start + header.position)
+                self.time_index.maybe_append(max_timestamp, self.offset_of_max_timestamp)
+                since_entry = 0
+            since_entry += header.batch_length + LOG_OVERHEAD
+            self.next_offset = last_offset + 1
+        self.bytes_since_last_index_entry = since_entry
+        self.size = start + len(data)
+        self.dirty = True
+
+    def _index_batch(self, header: BatchHeader, position: int, index_interval_bytes: int) -> None:
+        if self.first_batch_timestamp is None:
+            self.first_batch_timestamp = header.max_timestamp
+        if header.max_timestamp > self.max_timestamp:
+            self.max_timestamp, self.offset_of_max_timestamp = header.max_timestamp, header.last_offset
+        if self.bytes_since_last_index_entry > index_interval_bytes:
+            self.offset_index.append(header.last_offset, position)
+            self.time_index.maybe_append(self.max_timestamp, self.offset_of_max_timestamp)
+            self.bytes_since_last_index_entry = 0
+        self.bytes_since_last_index_entry += header.size
+        self.next_offset = header.next_offset
+
+    def on_become_inactive(self) -> None:
+        """Record the largest timestamp in the time index (roll or close), as Kafka does."""
+        if self.max_timestamp >= 0:
+            self.time_index.maybe_append(
+                self.max_timestamp, self.offset_of_max_timestamp, skip_full_check=True
+            )
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _headers_from(self, start: int, limit: int) -> Iterator[BatchHeader]:
+        """Hop over batch headers from ``start`` (a batch boundary) up to ``limit``."""
+        buf, buf_start, pos = b"", start, start
+        while pos < limit:
+            if pos + BATCH_HEADER_SIZE > buf_start + len(buf):
+                buf, buf_start = os.pread(self.fd, _HOP_CHUNK, pos), pos
+                if len(buf) < BATCH_HEADER_SIZE:
+                    raise ValueError(f"{self.log_path}: partial header at byte {pos}")
+            header = _header_at(buf, pos - buf_start, pos)
+            yield header
+            pos += header.size
+
+    def find_batch(self, offset: int, limit: int) -> BatchHeader | None:
+        """The first batch (below byte ``limit``) whose last offset is >= ``offset``."""
+        for header in self._headers_from(self.offset_index.lookup(offset), limit):
+            if header.last_offset >= offset:
+                return header
+        return None
+
+    def headers(self, start_offset: int = 0) -> Iterator[BatchHeader]:
+        """Headers of the batches whose last offset is >= ``start_offset``, to the end of file.
+
+        For scans that need batch metadata only (producer state, the cleaner's plans).
+        """
+        for header in self._headers_from(self.offset_index.lookup(start_offset), self.size):
+            if header.last_offset >= start_offset:
+                yield header
+
+    def read_end(self, start: int, max_bytes: int, limit: int) -> int:
+        """End of the last whole batch after ``start`` that ends within ``start + max_bytes``."""
+        budget_end = start + max_bytes
+        if budget_end >= limit:
+            return limit
+        # The indexed batch start at or before the budget's end bounds whole batches that
+        # fit; hop from there. (Starting the answer at ``start`` instead would return a
+        # single batch whenever the indexed batch straddles the budget's end.)
+        end = max(start, self.offset_index.floor_position(budget_end))
+        for header in self._headers_from(end, limit):
+            if header.position + header.size > budget_end:
+                break
+            end = header.position + header.size
+        return end
+
+    def find_by_timestamp(self, timestamp: int, limit: int) -> BatchHeader | None:
+        """The first batch whose maxTimestamp is >= ``timestamp``."""
+        indexed = self.time_index.lookup(timestamp)
+        start = self.offset_index.lookup(indexed) if indexed is not None else 0
+        for header in self._headers_from(start, limit):
+            if header.max_timestamp >= timestamp:
+                return header
+        return None
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """fsync the log and its indexes (called outside the partition lock)."""
+        self.dirty = False
+        os.fsync(self.fd)
+        self.offset_index.flush()
+        self.time_index.flush()
+
+    def change_file_suffixes(self, old: str, new: str) -> None:
+        """Rename all three files from suffix ``old`` to ``new`` (the compactor's swap)."""
+        if self.suffix != old:
+            raise ValueError(f"segment suffix is {self.suffix!r}, not {old!r}")
+        os.replace(self.log_path, self.log_path.with_name(segment_file_name(self.base_offset, ".log", new)))
+        self.suffix = new
+        self.offset_index.rename(self._path(".index"))
+        self.time_index.rename(self._path(".timeindex"))
+
+    def close(self) -> None:
+        """Close indexes and drop the log fd (FileRegions still holding it keep it open)."""
+        if self.file is not None:
+            self.on_become_inactive()
+        self.offset_index.close()
+        self.time_index.close()
+        self.file = None
+
+    def delete(self) -> None:
+        """Remove the files; open FileRegions keep reading the unlinked inode."""
+        self.offset_index.delete()
+        self.time_index.delete()
+        self.file = None
+        self.log_path.unlink(missing_ok=True)
+
+    def __repr__(self) -> str:
+        return f"Segment({self.log_path.name}, size={self.size}, next_offset={self.next_offset})"
+
+
+def _header_at(buf: bytes, pos: int, position: int) -> BatchHeader:
+    """A header of an already validated batch (CRC is not rechecked on reads)."""
+    fields = _HEADER.unpack_from(buf, pos)
+    if fields[3] != MAGIC_V2 or fields[1] < BATCH_HEADER_SIZE - 12:
+        raise ValueError(f"not a v2 batch header at byte {position}")
+    return BatchHeader(*fields, position)  # type: ignore[call-arg]

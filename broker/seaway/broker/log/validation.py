@@ -1,0 +1,128 @@
+"""Produce-side validation of record batches, per batch and from headers only.
+
+Everything here runs before a byte is written, so a produce request is appended whole or
+not at all. Checks, in order, with the Kafka error each maps to:
+
+- header parses, magic 2 ............................ UNSUPPORTED_FOR_MESSAGE_FORMAT (43)
+- length field sane, batch not cut short ............ CORRUPT_MESSAGE (2)
+- batch size <= ``max.message.bytes`` ................ MESSAGE_TOO_LARGE (10)
+- CRC32C over the batch body ......................... CORRUPT_MESSAGE (2)
+- offsets/count consistent, no client control batch . INVALID_RECORD (87)
+- CreateTime timestamps within ``message.timestamp.before/after.max.ms`` INVALID_TIMESTAMP (32)
+
+Kafka checks each record's timestamp; we check the batch's base and max timestamps,
+which bound the records' timestamps in every batch a real producer builds.
+
+This runs once per partition of every produce request, so the common case (a well-formed
+batch) is one ``struct`` unpack, one CRC32C call and a few integer comparisons; anything
+unusual goes to the general checks below, which raise the precise error.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from crc32c import crc32c
+from seaway.broker.log.config import LogConfig
+from seaway.protocol.errors import (
+    CorruptMessageError,
+    InvalidRecordError,
+    InvalidTimestampError,
+    MessageTooLargeError,
+    UnsupportedForMessageFormatError,
+)
+from seaway.protocol.record_batch import (
+    ATTR_CONTROL,
+    BATCH_HEADER_SIZE,
+    CRC_START,
+    LOG_OVERHEAD,
+    MAGIC_V2,
+    BatchHeader,
+    CorruptBatchError,
+    parse_batch_header,
+)
+
+__all__ = ["validate_batches"]
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")  # the BatchHeader fields, in order
+_new_tuple = tuple.__new__
+_MIN_LENGTH = BATCH_HEADER_SIZE - LOG_OVERHEAD
+
+
+def validate_batches(
+    buf: bytes | bytearray | memoryview, config: LogConfig, now_ms: int, *, allow_control: bool = False
+) -> list[BatchHeader]:
+    """Headers of every batch in ``buf`` (positions relative to ``buf``), or raise.
+
+    ``allow_control`` admits control batches (transaction markers written by the broker).
+    ``buf`` is only read.
+    """
+    headers: list[BatchHeader] = []
+    pos, end = 0, len(buf)
+    view = buf if isinstance(buf, memoryview) else memoryview(buf)
+    max_bytes = config.max_message_bytes
+    check_time = not config.is_log_append_time
+    after_max, before_max = config.message_timestamp_after_max_ms, config.message_timestamp_before_max_ms
+    while pos < end:
+        if end - pos < BATCH_HEADER_SIZE:
+            _raise_unparsable(buf, pos)
+        fields = _HEADER.unpack_from(buf, pos)
+        length = fields[1]
+        if fields[3] != MAGIC_V2 or length < _MIN_LENGTH or pos + length + LOG_OVERHEAD > end:
+            _raise_unparsable(buf, pos)
+        size = length + LOG_OVERHEAD
+        if size > max_bytes:
+            raise MessageTooLargeError(f"record batch of {size} bytes exceeds max.message.bytes {max_bytes}")
+        if crc32c(view[pos + CRC_START : pos + size]) != fields[4]:
+            raise CorruptMessageError(f"record batch at byte {pos} fails its CRC32C check")
+        header: BatchHeader = _new_tuple(BatchHeader, (*fields, pos))
+        _, _, _, _, _, attributes, last_delta, base_ts, max_ts, _, _, _, count = fields
+        oldest = base_ts if base_ts < max_ts else max_ts
+        if (
+            last_delta < 0
+            or count != last_delta + 1
+            or (attributes & ATTR_CONTROL and not allow_control)
+            or (check_time and max_ts >= 0 and (
+                max_ts - now_ms > after_max or (oldest >= 0 and now_ms - oldest > before_max)
+            ))
+        ):
+            _check_batch(header, config, now_ms, allow_control)  # raises the precise error
+        headers.append(header)
+        pos += size
+    return headers
+
+
+def _raise_unparsable(buf: bytes | bytearray | memoryview, pos: int) -> None:
+    """Raise Kafka's error for a header that does not parse (bad magic, length, truncation)."""
+    try:
+        parse_batch_header(buf, pos)
+    except CorruptBatchError as exc:
+        if exc.reason == "magic":
+            raise UnsupportedForMessageFormatError(str(exc)) from None
+        raise CorruptMessageError(f"{exc} (at byte {pos})") from None
+    raise CorruptMessageError(f"record batch header at byte {pos} does not parse")  # pragma: no cover
+
+
+def _check_batch(header: BatchHeader, config: LogConfig, now_ms: int, allow_control: bool) -> None:
+    if header.last_offset_delta < 0:
+        raise InvalidRecordError("record batch has an invalid offset range")
+    if header.record_count <= 0 or header.record_count != header.last_offset_delta + 1:
+        raise InvalidRecordError(
+            f"record batch count {header.record_count} does not match its offset range "
+            f"{header.last_offset_delta + 1}"
+        )
+    if header.is_control and not allow_control:
+        raise InvalidRecordError("clients are not allowed to write control records")
+    if config.is_log_append_time or header.max_timestamp < 0:
+        return
+    if header.max_timestamp - now_ms > config.message_timestamp_after_max_ms:
+        raise InvalidTimestampError(
+            f"timestamp {header.max_timestamp} is more than message.timestamp.after.max.ms "
+            f"{config.message_timestamp_after_max_ms} ahead of the broker clock {now_ms}"
+        )
+    oldest = min(header.base_timestamp, header.max_timestamp)
+    if oldest >= 0 and now_ms - oldest > config.message_timestamp_before_max_ms:
+        raise InvalidTimestampError(
+            f"timestamp {oldest} is more than message.timestamp.before.max.ms "
+            f"{config.message_timestamp_before_max_ms} behind the broker clock {now_ms}"
+        )

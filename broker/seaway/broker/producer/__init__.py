@@ -1,0 +1,48 @@
+"""Idempotent producers: producer ids, per-partition producer state, produce-path checks.
+
+See README.md in this folder. Modules:
+
+- :mod:`~seaway.broker.producer.ids`: crash-safe producer id allocation (InitProducerId);
+- :mod:`~seaway.broker.producer.state`: one partition's producers and Kafka's sequence rules;
+- :mod:`~seaway.broker.producer.manager`: the produce appender, lazy loading, snapshots, expiry;
+- :mod:`~seaway.broker.producer.fault`: test-only fault injection on the produce path.
+"""
+
+from __future__ import annotations
+
+from seaway.broker.context import BrokerContext
+from seaway.broker.producer.fault import DROP_PRODUCE_RESPONSE_KEY, ProduceFault, ProduceResponseDropped
+from seaway.broker.producer.ids import PRODUCER_ID_FILE, ProducerIdAllocator
+from seaway.broker.producer.manager import ProducerStateManager
+from seaway.broker.producer.state import BatchMetadata, PartitionProducerState
+
+__all__ = [
+    "APPENDER_COMPONENT",
+    "FAULT_COMPONENT",
+    "IDS_COMPONENT",
+    "STATE_COMPONENT",
+    "BatchMetadata",
+    "PartitionProducerState",
+    "ProduceFault",
+    "ProduceResponseDropped",
+    "ProducerIdAllocator",
+    "ProducerStateManager",
+    "install",
+]
+
+APPENDER_COMPONENT = "appender"
+IDS_COMPONENT = "producer_ids"
+STATE_COMPONENT = "producer_state"
+FAULT_COMPONENT = "produce_fault"
+
+
+def install(context: BrokerContext) -> ProducerStateManager:
+    """Register the id allocator, the producer state (and its appender) and any test fault."""
+    context.components[IDS_COMPONENT] = ProducerIdAllocator(context.logs.log_dirs[0] / PRODUCER_ID_FILE)
+    manager = ProducerStateManager(context.logs, expiration_ms=context.config.producer_id_expiration_ms)
+    context.components[STATE_COMPONENT] = manager
+    context.components[APPENDER_COMPONENT] = manager.append
+    every = int(context.config.get(DROP_PRODUCE_RESPONSE_KEY))
+    if every:
+        context.components[FAULT_COMPONENT] = ProduceFault(every)
+    return manager.start()

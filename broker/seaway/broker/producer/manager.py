@@ -1,0 +1,281 @@
+"""Idempotent producer state for every partition: the produce appender, snapshots, expiry.
+
+The produce handler calls :meth:`ProducerStateManager.append` (installed as the broker's
+``appender`` component) instead of ``PartitionLog.append``. It validates the batches
+once (:func:`~seaway.broker.log.validation.validate_batches`: headers, CRC, sizes,
+timestamps) and hands the parsed headers to the log's append, so nothing is parsed or
+checksummed twice. For ordinary producers (producer id -1) on a non-compacted topic that
+is the whole cost: no state is looked up. Idempotent batches take the checked path
+(:mod:`.state`, per batch, from the header); compacted topics also get the keyless-record
+check (:mod:`seaway.broker.log.cleaner_keys`), the only produce check that looks inside
+batches.
+
+State is loaded lazily, on the first idempotent batch a partition receives after start:
+the newest ``<offset>.snapshot`` at or below the log end offset is read and the batch
+headers after it are replayed (headers only). Snapshots, Kafka's ``<offset>.snapshot``
+files in the partition dir (JSON here), are written by a background thread when a
+partition with changed state has rolled a segment since its last snapshot, and for every
+changed partition at clean shutdown; the two newest are kept. The same thread expires
+producers idle for ``producer.id.expiration.ms`` (by their last batch's max timestamp,
+as Kafka). A crash loses nothing: replay from an older snapshot, or from the start of
+the log, rebuilds the same state, since every batch carries its producer id, epoch and
+sequences in its header.
+
+Threading: loading, checks and appends run on the event loop; the per-partition
+``state.lock`` is held across check + append + update, and by the snapshot thread only
+while it serialises the state and reads the log end offset.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from seaway.broker.log.cleaner_keys import check_keys_present
+from seaway.broker.log.partition_log import AppendResult, PartitionLog
+from seaway.broker.log.recovery import write_atomic
+from seaway.broker.log.validation import validate_batches
+from seaway.broker.producer.state import PartitionProducerState
+from seaway.errors import SeawayError
+from seaway.protocol.errors import InvalidRecordError
+from seaway.protocol.record_batch import BatchHeader
+
+if TYPE_CHECKING:
+    from seaway.broker.log.log_manager import LogManager
+
+__all__ = ["SNAPSHOT_SUFFIX", "ProducerStateManager", "snapshot_offsets"]
+
+log = logging.getLogger("seaway.broker.producer")
+
+SNAPSHOT_SUFFIX = ".snapshot"
+_SNAPSHOTS_KEPT = 2
+_LOAD_ATTEMPTS = 3
+
+Records = bytes | bytearray | memoryview
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def snapshot_offsets(directory: Path) -> list[int]:
+    """Offsets of the producer snapshots in a partition dir, ascending."""
+    found = []
+    for path in directory.glob(f"*{SNAPSHOT_SUFFIX}"):
+        stem = path.name[: -len(SNAPSHOT_SUFFIX)]
+        if len(stem) == 20 and stem.isdigit():
+            found.append(int(stem))
+    return sorted(found)
+
+
+def _snapshot_path(directory: Path, offset: int) -> Path:
+    return directory / f"{offset:020d}{SNAPSHOT_SUFFIX}"
+
+
+@dataclass
+class _Tracked:
+    log: PartitionLog
+    state: PartitionProducerState
+    snapshot_base: int
+    """Base offset of the active segment when the last snapshot was written (-1: none)."""
+
+
+class ProducerStateManager:
+    """Producer state of all partitions (see the module docstring)."""
+
+    def __init__(self, logs: LogManager, *, expiration_ms: int = 86400000, tick_s: float = 1.0) -> None:
+        self.logs = logs
+        self.expiration_ms = expiration_ms
+        self.tick_s = tick_s
+        self._tracked: dict[tuple[str, int], _Tracked] = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- the produce path ----------------------------------------------------------------
+
+    def append(self, plog: PartitionLog, records: Records, now_ms: int) -> AppendResult:
+        """Append a produce request's records to ``plog`` with idempotence checks.
+
+        Duplicates are answered with their original offsets (``batch_headers`` empty,
+        ``log_append_time_ms`` -1, as Kafka answers them) and not appended again.
+        The batches are validated (headers, CRC, sizes, timestamps) once, here, and the
+        headers handed on to the log, so every layer works from one parse.
+        """
+        headers = validate_batches(records, plog.config, now_ms)
+        if not plog.compacts and (
+            (len(headers) == 1 and headers[0].producer_id < 0)
+            or all(h.producer_id < 0 for h in headers)
+        ):
+            # The ordinary producer: no state to look up.
+            return plog.append_validated(records, headers, now_ms)
+        return self._append_checked(plog, records, headers, now_ms)
+
+    def _append_checked(
+        self, plog: PartitionLog, records: Records, headers: list[BatchHeader], now_ms: int
+    ) -> AppendResult:
+        where = f"{plog.topic}-{plog.partition}"
+        if plog.compacts:
+            check_keys_present(records, headers, where)
+        if all(h.producer_id < 0 for h in headers):
+            return plog.append_validated(records, headers, now_ms)
+        if len(headers) != 1:
+            raise InvalidRecordError(
+                "Produce requests with idempotent batches are only allowed to contain exactly one record "
+                "batch per partition"
+            )
+        header = headers[0]
+        state = self._tracked_for(plog).state
+        with state.lock:
+            duplicate = state.check(header, where)
+            if duplicate is not None:
+                log.debug("duplicate batch of producer %d at offset %d of %s", header.producer_id,
+                          duplicate.first_offset, where)
+                return AppendResult(duplicate.first_offset, duplicate.last_offset, -1, plog.log_start_offset, [])
+            result = plog.append_validated(records, headers, now_ms)
+            for stamped in result.batch_headers:
+                state.update(stamped)
+        return result
+
+    # -- loading -------------------------------------------------------------------------
+
+    def state_of(self, plog: PartitionLog) -> PartitionProducerState:
+        """The (lazily loaded) producer state of ``plog``."""
+        return self._tracked_for(plog).state
+
+    def _tracked_for(self, plog: PartitionLog) -> _Tracked:
+        key = (plog.topic, plog.partition)
+        tracked = self._tracked.get(key)
+        if tracked is None or tracked.log is not plog:
+            for attempt in range(_LOAD_ATTEMPTS):
+                try:
+                    tracked = self._load(plog)
+                    break
+                except (ValueError, SeawayError) as exc:
+                    if attempt == _LOAD_ATTEMPTS - 1:
+                        raise
+                    log.info("reloading producer state of %r after %s", plog, exc)
+            assert tracked is not None
+            self._tracked[key] = tracked
+        return tracked
+
+    def _load(self, plog: PartitionLog) -> _Tracked:
+        """Newest usable snapshot, then replay of the batch headers after it."""
+        directory = plog.directory
+        for leftover in directory.glob(f"*{SNAPSHOT_SUFFIX}.tmp"):
+            leftover.unlink(missing_ok=True)
+        end = plog.log_end_offset
+        state = PartitionProducerState()
+        start = plog.log_start_offset
+        found_snapshot = False
+        for offset in reversed(snapshot_offsets(directory)):
+            path = _snapshot_path(directory, offset)
+            if offset > end:
+                log.info("removing producer snapshot %s beyond the log end offset %d", path, end)
+                path.unlink(missing_ok=True)
+                continue
+            try:
+                data = json.loads(path.read_bytes())
+                state.load_json(data["producers"])
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                log.warning("ignoring unreadable producer snapshot %s: %s", path, exc)
+                continue
+            start, found_snapshot = max(start, offset), True
+            break
+        segments = plog.segments()
+        replayed = 0
+        for segment, following in zip(segments, [*segments[1:], None], strict=True):
+            if following is not None and following.base_offset <= start:
+                continue
+            for header in segment.headers(start):
+                if header.base_offset >= end:
+                    break
+                if header.producer_id >= 0:
+                    state.replay(header)
+                    replayed += 1
+        state.expire(_now_ms(), self.expiration_ms)
+        state.changed = replayed > 0
+        log.info(
+            "loaded producer state of %s-%d: %d producers (%s, %d batches replayed up to offset %d)",
+            plog.topic,
+            plog.partition,
+            len(state.producers),
+            f"snapshot at {start}" if found_snapshot else f"no snapshot, from offset {start}",
+            replayed,
+            end,
+        )
+        return _Tracked(plog, state, segments[-1].base_offset if found_snapshot else -1)
+
+    # -- snapshots and expiry ------------------------------------------------------------
+
+    def take_snapshot(self, plog: PartitionLog) -> Path | None:
+        """Write a snapshot of ``plog``'s producer state now (None if it has none loaded)."""
+        tracked = self._tracked.get((plog.topic, plog.partition))
+        if tracked is None or tracked.log is not plog:
+            return None
+        return self._snapshot(tracked)
+
+    def _snapshot(self, tracked: _Tracked) -> Path:
+        plog, state = tracked.log, tracked.state
+        with state.lock:
+            payload = json.dumps({"version": 1, "producers": state.to_json()}).encode()
+            offset = plog.log_end_offset
+            active_base = plog.segments()[-1].base_offset
+            state.changed = False
+        path = _snapshot_path(plog.directory, offset)
+        write_atomic(path, payload)
+        tracked.snapshot_base = active_base
+        for old in snapshot_offsets(plog.directory)[:-_SNAPSHOTS_KEPT]:
+            _snapshot_path(plog.directory, old).unlink(missing_ok=True)
+        return path
+
+    def maintain(self, now_ms: int | None = None, *, shutdown: bool = False) -> None:
+        """Expire idle producers; snapshot partitions that rolled (all changed ones at shutdown)."""
+        now = _now_ms() if now_ms is None else now_ms
+        for key, tracked in list(self._tracked.items()):
+            if self.logs.get_log(*key) is not tracked.log:
+                if self._tracked.get(key) is tracked:
+                    self._tracked.pop(key, None)
+                continue
+            state = tracked.state
+            with state.lock:
+                expired = state.expire(now, self.expiration_ms)
+            if expired:
+                log.info("expired %d idle producer ids of %s-%d", expired, *key)
+            try:
+                rolled = tracked.log.segments()[-1].base_offset != tracked.snapshot_base
+                if state.changed and (rolled or shutdown):
+                    self._snapshot(tracked)
+            except (OSError, SeawayError) as exc:
+                log.warning("cannot snapshot producer state of %s-%d: %s", *key, exc)
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> ProducerStateManager:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="producer-state", daemon=True)
+            self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.tick_s):
+            try:
+                self.maintain()
+            except Exception:
+                log.exception("producer state maintenance failed")
+
+    def stop(self) -> None:
+        """Stop the thread and snapshot every changed partition (clean shutdown)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        self.maintain(shutdown=True)
+
+    async def close(self) -> None:
+        await asyncio.to_thread(self.stop)

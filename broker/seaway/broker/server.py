@@ -1,0 +1,177 @@
+"""The broker process: listeners, the log manager, background maintenance, shutdown.
+
+Startup order matters for crash safety: the logs are recovered (torn tails truncated,
+indexes rebuilt) before any listener accepts a connection, so no client ever sees a
+half-written batch. Shutdown closes listeners first, then flushes and closes the logs
+and writes the clean-shutdown markers that let the next start skip full recovery.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import signal
+import socket
+import threading
+from typing import Any
+
+from seaway.broker.config import BrokerConfig
+from seaway.broker.connection import KafkaConnection
+from seaway.broker.context import BrokerContext, Endpoint, now_ms
+from seaway.broker.log.log_manager import LogManager
+
+__all__ = ["BrokerServer", "run_broker"]
+
+log = logging.getLogger("seaway.broker")
+
+
+class BrokerServer:
+    """A running single-node broker. ``await start()``, then ``await stop()``."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.logs = LogManager(config.log_dirs, config.default_log_config(), node_id=config.node_id)
+        self._servers: list[asyncio.Server] = []
+        self._connections: set[KafkaConnection] = set()
+        self._maintenance: asyncio.Task[None] | None = None
+        self._maintenance_lock = threading.Lock()
+        self.context: BrokerContext | None = None
+
+    @property
+    def endpoints(self) -> list[Endpoint]:
+        assert self.context is not None, "broker not started"
+        return self.context.endpoints
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{ep.host}:{ep.port}" for ep in self.endpoints)
+
+    async def start(self) -> None:
+        cfg = self.config
+        for d in cfg.log_dirs:
+            d.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(self.logs.load)  # recovers logs, reads/writes meta.properties
+        cluster_id = self.logs.cluster_id
+        self.context = BrokerContext(config=cfg, logs=self.logs, node_id=cfg.node_id, cluster_id=cluster_id)
+        self._install_components(self.context)
+        loop = asyncio.get_running_loop()
+        advertised = {name: (host, port) for name, host, port in cfg.advertised_listeners}
+        for name, host, port in cfg.listeners:
+            server = await loop.create_server(
+                lambda name=name: self._new_connection(name),
+                host=host or None,
+                port=port,
+                reuse_address=True,
+                backlog=1024,
+            )
+            self._servers.append(server)
+            bound_port = server.sockets[0].getsockname()[1]
+            adv_host, adv_port = advertised.get(name, (host, port))
+            if not adv_host or adv_host in ("0.0.0.0", "::"):
+                adv_host = socket.getfqdn() if not host or host in ("0.0.0.0", "::") else host
+            if not adv_port:
+                adv_port = bound_port
+            self.context.endpoints.append(Endpoint(name, adv_host, adv_port))
+            log.info("listening on %s://%s:%d (advertised %s:%d)", name, host or "*", bound_port,
+                     adv_host, adv_port)
+        self._maintenance = loop.create_task(self._maintain())
+        log.info("broker %d of cluster %s started", cfg.node_id, cluster_id)
+
+    def _install_components(self, context: BrokerContext) -> None:
+        """Hook for the coordinator layers (groups, producer state) to attach themselves."""
+        from seaway.broker import components
+
+        components.install(context)
+
+    def _new_connection(self, listener: str) -> KafkaConnection:
+        assert self.context is not None
+        conn = _TrackedConnection(self, self.context, listener, self.config.socket_request_max_bytes)
+        self._connections.add(conn)
+        return conn
+
+    async def _maintain(self) -> None:
+        """Retention and time-based flushes on a worker thread, never on the event loop."""
+        interval = min(self.config.log_retention_check_interval_ms,
+                       self.config.log_flush_scheduler_interval_ms) / 1000.0
+        while True:
+            await asyncio.sleep(max(interval, 0.05))
+            try:
+                await asyncio.to_thread(self._maintain_once)
+            except Exception:
+                log.exception("log maintenance failed")
+
+    def _maintain_once(self) -> None:
+        with self._maintenance_lock:
+            self.logs.run_maintenance(now_ms())
+
+    async def stop(self) -> None:
+        for server in self._servers:
+            server.close()
+        for conn in list(self._connections):
+            if conn.transport is not None:
+                conn.transport.abort()
+        for server in self._servers:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(server.wait_closed(), 2)
+        if self._maintenance is not None:
+            self._maintenance.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._maintenance
+        if self.context is not None:
+            for comp in self.context.components.values():
+                close = getattr(comp, "close", None)
+                if close is not None:
+                    result = close()
+                    if asyncio.iscoroutine(result):
+                        await result
+        with self._maintenance_lock:
+            await asyncio.to_thread(self.logs.close)
+        log.info("broker stopped")
+
+
+class _TrackedConnection(KafkaConnection):
+    def __init__(self, server: BrokerServer, *args: Any) -> None:
+        super().__init__(*args)
+        self._server = server
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        self._server._connections.discard(self)
+
+
+def _freeze_startup_objects() -> None:
+    """Move everything alive after startup out of the cyclic GC's reach.
+
+    Modules, handlers, configs and recovered logs live as long as the process; without
+    this every full collection walks them all again (tens of thousands of objects), a
+    pause on the event loop that every in-flight request waits out. Done once, in the
+    broker process only (tests that start brokers in-process keep their own GC).
+    """
+    gc.collect()
+    gc.freeze()
+
+
+def run_broker(config: BrokerConfig) -> None:
+    """Run a broker in the foreground until SIGINT/SIGTERM (used by ``seaway broker``)."""
+    try:
+        import uvloop
+
+        runner: Any = uvloop.run
+    except ImportError:  # pragma: no cover - uvloop is a dependency on Linux
+        runner = asyncio.run
+
+    async def main() -> None:
+        server = BrokerServer(config)
+        await server.start()
+        _freeze_startup_objects()
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        print(f"seaway broker ready on {server.bootstrap_servers}", flush=True)
+        await stop.wait()
+        await server.stop()
+
+    runner(main())

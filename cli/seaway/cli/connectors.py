@@ -1,0 +1,270 @@
+"""``seaway connectors``: manage connectors through a Connect worker's REST API (kcctl-like).
+
+Every subcommand is one or two REST calls made with httpx, so it works against any Kafka
+Connect worker, not only Seaway's. Output is a readable table or summary by default and the
+REST response as JSON with ``--json``. Any failure (an error response, an unreachable worker,
+an unreadable file) is one line on stderr, ``Error: ...``, and exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from seaway.cli.topics import CliError, parse_properties
+
+__all__ = ["DEFAULT_URL", "load_connector_file", "main", "render_table"]
+
+DEFAULT_URL = "http://localhost:8083"
+
+
+def render_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """Left-aligned columns separated by two spaces, header first."""
+    cells = [[str(c) for c in header]] + [["" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells)
+
+
+def load_connector_file(path: str, name: str | None = None) -> tuple[str, dict[str, str]]:
+    """``(name, config)`` from a ``.properties`` file or a ``.json`` file.
+
+    JSON may be Kafka's create request (``{"name": ..., "config": {...}}``) or a flat config
+    holding ``name``. ``name`` overrides the file's.
+    """
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror}") from None
+    if path.endswith(".properties"):
+        config: dict[str, Any] = parse_properties(text)
+    else:
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise CliError(f"{path} is not valid JSON: {exc}") from None
+        if not isinstance(doc, dict):
+            raise CliError(f"{path} must hold a JSON object")
+        config = dict(doc["config"]) if isinstance(doc.get("config"), dict) else dict(doc)
+        if name is None and isinstance(doc.get("name"), str):
+            name = doc["name"]
+    final = name or config.get("name")
+    if not final:
+        raise CliError(f"{path} names no connector: add a 'name' or pass --name")
+    config = {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+    config["name"] = str(final)
+    return str(final), config
+
+
+class Api:
+    """The few REST calls the commands make; error responses become :class:`CliError`."""
+
+    def __init__(self, url: str, timeout: float) -> None:
+        self.url = url.rstrip("/")
+        self.client = httpx.Client(base_url=self.url, timeout=timeout)
+
+    def call(self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None) -> Any:
+        try:
+            reply = self.client.request(method, path, json=body, params=params)
+        except httpx.HTTPError as exc:
+            raise CliError(f"cannot reach the Connect REST API at {self.url}: {exc}") from None
+        if reply.status_code >= 400:
+            try:
+                message = str(reply.json().get("message", reply.text))
+            except (ValueError, AttributeError):
+                message = reply.text or reply.reason_phrase
+            raise CliError(f"{message} (HTTP {reply.status_code})")
+        return reply.json() if reply.content else None
+
+
+def _path(name: str, *rest: str) -> str:
+    return "/".join(["/connectors", quote(name, safe=""), *rest])
+
+
+def _tasks_summary(status: dict[str, Any]) -> str:
+    tasks = status.get("tasks", [])
+    running = sum(1 for t in tasks if t.get("state") == "RUNNING")
+    return f"{running}/{len(tasks)}"
+
+
+# -- subcommands: each returns (json document, readable text) -------------------------------------
+
+def _list(api: Api, args: argparse.Namespace) -> tuple[Any, str]:
+    doc = api.call("GET", "/connectors", params={"expand": ["status", "info"]})
+    rows = []
+    for name in sorted(doc):
+        info, status = doc[name].get("info", {}), doc[name].get("status", {})
+        rows.append([name, info.get("type", ""), status.get("connector", {}).get("state", ""),
+                     _tasks_summary(status), info.get("config", {}).get("connector.class", "")])
+    text = render_table(["NAME", "TYPE", "STATE", "TASKS", "CLASS"], rows) if rows else "No connectors."
+    return doc, text
+
+
+def _create(api: Api, args: argparse.Namespace) -> tuple[Any, str]:
+    name, config = load_connector_file(args.file, args.name)
+    body: dict[str, Any] = {"name": name, "config": config}
+    if args.initial_state:
+        body["initial_state"] = args.initial_state
+    doc = api.call("POST", "/connectors", body)
+    return doc, f"Created connector {doc['name']}."
+
+
+def _get(api: Api, args: argparse.Namespace) -> tuple[Any, str]:
+    doc = api.call("GET", _path(args.name))
+    config = doc.get("config", {})
+    lines = [f"Name:   {doc['name']}", f"Type:   {doc['type']}", f"Class:  {config.get('connector.class', '')}",
+             f"Tasks:  {', '.join(str(t['task']) for t in doc.get('tasks', [])) or '-'}", "Config:"]
+    lines += [f"  {k} = {v}" for k, v in sorted(config.items())]
+    return doc, "\n".join(lines)
+
+
+def _config(api: Api, args: argparse.Namespace) -> tuple[Any, str]:
+    if args.file:
+        _, config = load_connector_file(args.file, args.name)
+        doc = api.call("PUT", _path(args.name, "config"), config)["config"]
+    elif args.set or args.unset:
+        patch: dict[str, str | None] = {}
+        for item in args.set or []:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise CliError(f"expected key=value, got {item!r}")
+            patch[key.strip()] = value.strip()
+        patch.update({key: None for key in args.unset or []})
+        doc = api.call("PATCH", _path(args.name, "config"), patch)["config"]
+    else:
+        doc = api.call("GET", _path(args.name, "config"))
+    return doc, "\n".join(f"{k} = {v}" for k, v in sorted(doc.items()))
+
+
+def _status(api: Api, args: argparse.Namespace) -> tuple[Any, str]:
+    doc = api.call("GET", _path(args.name, "status"))
+    rows = [["connector", "", doc["connector"]["state"], doc["connector"].get("worker_id", ""),
+             _first_line(doc["connector"].get("trace"))]]
+    rows += [["task", t["id"], t["state"], t.get("worker_id", ""), _first_line(t.get("trace"))]
+             for t in doc.get("tasks", [])]
+    text = f"{doc['name']} ({doc.get('type', 'unknown')})\n" + render_table(
+        ["INSTANCE", "ID", "STATE", "WORKER", "TRACE"], rows)
+    return doc, text
+
+
+def _first_line(trace: str | None) -> str:
+    if not trace:
+        return ""
+    lines = [line for line in trace.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def _simple(method: str, verb: str, suffix: str | None) -> Callable[[Api, argparse.Namespace], tuple[Any, str]]:
+    def run(api: Api, args: argparse.Namespace) -> tuple[Any, str]:
+        api.call(method, _path(args.name, suffix) if suffix else _path(args.name))
+        return {"name": args.name, "action": verb}, f"{verb.capitalize()} connector {args.name}."
+    return run
+
+
+def _restart(api: Api, args: argparse.Namespace) -> tuple[Any, str]:
+    if args.task is not None:
+        api.call("POST", _path(args.name, "tasks", str(args.task), "restart"))
+        return {"name": args.name, "task": args.task, "action": "restarted"}, \
+            f"Restarted task {args.task} of connector {args.name}."
+    params = {"includeTasks": str(args.include_tasks).lower(), "onlyFailed": str(args.only_failed).lower()}
+    doc = api.call("POST", _path(args.name, "restart"), params=params)
+    if doc is None:
+        return {"name": args.name, "action": "restarted"}, f"Restarted connector {args.name}."
+    restarting = [f"task {t['id']}" for t in doc.get("tasks", []) if t.get("state") == "RESTARTING"]
+    if doc["connector"]["state"] == "RESTARTING":
+        restarting.insert(0, "connector")
+    return doc, f"Restarting {args.name}: {', '.join(restarting) or 'nothing to restart'}."
+
+
+def _offsets(api: Api, args: argparse.Namespace) -> tuple[Any, str]:
+    if args.reset:
+        doc = api.call("DELETE", _path(args.name, "offsets"))
+        return doc, str(doc["message"])
+    if args.set:
+        try:
+            body = json.loads(Path(args.set).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise CliError(f"cannot read offsets from {args.set}: {exc}") from None
+        doc = api.call("PATCH", _path(args.name, "offsets"), body)
+        return doc, str(doc["message"])
+    doc = api.call("GET", _path(args.name, "offsets"))
+    rows = [[json.dumps(e["partition"], sort_keys=True), json.dumps(e["offset"], sort_keys=True)]
+            for e in doc.get("offsets", [])]
+    return doc, render_table(["PARTITION", "OFFSET"], rows) if rows else "No offsets."
+
+
+def _plugins(api: Api, args: argparse.Namespace) -> tuple[Any, str]:
+    doc = api.call("GET", "/connector-plugins", params={"connectorsOnly": str(not args.all).lower()})
+    rows = [[p["class"], p["type"], p.get("version", ""), p.get("error", "")] for p in doc]
+    header = ["CLASS", "TYPE", "VERSION"] + (["ERROR"] if any(r[3] for r in rows) else [])
+    return doc, render_table(header, [r[: len(header)] for r in rows])
+
+
+# -- argument parsing -------------------------------------------------------------------------------
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="seaway connectors", description="Manage connectors of a Connect worker.")
+    parser.add_argument("--url", default=DEFAULT_URL, help=f"the worker's REST API (default {DEFAULT_URL})")
+    parser.add_argument("--json", action="store_true", help="print the REST response as JSON")
+    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, run: Callable[[Api, argparse.Namespace], tuple[Any, str]], help_: str,
+            named: bool = True) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.add_argument("--url", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+        p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+        if named:
+            p.add_argument("name", help="connector name")
+        p.set_defaults(run=run)
+        return p
+
+    add("list", _list, "list connectors with their type, state and tasks", named=False)
+    create = add("create", _create, "create a connector from a .json or .properties file", named=False)
+    create.add_argument("file", help="connector config (.json: {name, config} or flat; .properties)")
+    create.add_argument("--name", help="connector name (overrides the file's)")
+    create.add_argument("--initial-state", choices=["RUNNING", "PAUSED", "STOPPED"], type=str.upper)
+    add("get", _get, "show a connector's config and tasks")
+    config = add("config", _config, "show a connector's config, or change it with --set/--unset/--file")
+    config.add_argument("--set", action="append", metavar="KEY=VALUE", help="set a key (PATCH); repeatable")
+    config.add_argument("--unset", action="append", metavar="KEY", help="remove a key (PATCH); repeatable")
+    config.add_argument("--file", help="replace the whole config from a .json or .properties file (PUT)")
+    add("status", _status, "show the connector's and its tasks' states")
+    add("pause", _simple("PUT", "paused", "pause"), "pause the connector and its tasks")
+    add("resume", _simple("PUT", "resumed", "resume"), "resume a paused or stopped connector")
+    add("stop", _simple("PUT", "stopped", "stop"), "stop the connector (its tasks shut down)")
+    restart = add("restart", _restart, "restart the connector, its tasks, or one task")
+    restart.add_argument("--include-tasks", action="store_true", help="restart its tasks too")
+    restart.add_argument("--only-failed", action="store_true", help="restart only failed instances")
+    restart.add_argument("--task", type=int, metavar="N", help="restart only task N")
+    add("delete", _simple("DELETE", "deleted", None), "delete the connector")
+    offsets = add("offsets", _offsets, "show, alter (--set FILE) or reset (--reset) a stopped connector's offsets")
+    group = offsets.add_mutually_exclusive_group()
+    group.add_argument("--reset", action="store_true", help="reset all offsets (connector must be STOPPED)")
+    group.add_argument("--set", metavar="FILE", help='alter offsets from a JSON file {"offsets": [...]}')
+    plugins = add("plugins", _plugins, "list installed connector plugins", named=False)
+    plugins.add_argument("--all", action="store_true", help="also converters, transformations and predicates")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    api = Api(args.url, args.timeout)
+    try:
+        doc, text = args.run(api, args)
+    except CliError as exc:
+        print("Error: " + "; ".join(line for line in str(exc).splitlines() if line.strip()), file=sys.stderr)
+        return 1
+    finally:
+        api.client.close()
+    print(json.dumps(doc, indent=2) if args.json else text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,331 @@
+"""``seaway topics``: create, list, describe, delete and alter-config topics, like kafka-topics.sh.
+
+Only confluent-kafka's AdminClient is used, so the command works against any Kafka
+cluster, not just Seaway's broker. Output is meant for people (kafka-topics.sh's layout);
+``--json`` prints one JSON document for scripts. Every failure is one line on stderr
+(``Error: ...`` with Kafka's error name) and a non-zero exit status.
+
+The connection options (``--bootstrap-server``, ``--command-config``, ``--timeout``) are
+shared with ``seaway produce`` and ``seaway consume`` through :func:`add_connection_options`
+and :func:`client_config`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException
+
+# confluent-kafka re-exports these without __all__; mypy's strict mode cannot tell.
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    NewTopic,
+)
+
+__all__ = [
+    "CliError",
+    "add_connection_options",
+    "client_config",
+    "main",
+    "parse_properties",
+    "split_config_list",
+]
+
+DEFAULT_BOOTSTRAP = "localhost:9092"
+
+
+class CliError(Exception):
+    """A failure to report as one line and exit status 1."""
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """A client ``.properties`` file: ``key=value`` (or ``key: value``) lines, ``#``/``!`` comments."""
+    props: dict[str, str] = {}
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or line[0] in "#!":
+            continue
+        cut = min((i for i in (line.find("="), line.find(":")) if i > 0), default=-1)
+        if cut < 0:
+            raise CliError(f"line {number} is not key=value: {raw!r}")
+        props[line[:cut].strip()] = line[cut + 1:].strip()
+    return props
+
+
+def add_connection_options(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
+    """The options every command shares; ``suppress`` for sub-parsers (no defaults of their own)."""
+    default: Any = argparse.SUPPRESS if suppress else None
+    parser.add_argument("--bootstrap-server", default=argparse.SUPPRESS if suppress else DEFAULT_BOOTSTRAP,
+                        metavar="HOST:PORT", help=f"brokers to connect to (default {DEFAULT_BOOTSTRAP})")
+    parser.add_argument("--command-config", default=default, metavar="FILE",
+                        help="client .properties file (security settings and other client configs)")
+    parser.add_argument("--timeout", type=float, default=argparse.SUPPRESS if suppress else 30.0,
+                        metavar="SECONDS", help="how long to wait for the cluster (default 30)")
+
+
+def _quiet_logger() -> logging.Logger:
+    """librdkafka's connection chatter goes here instead of the terminal; failures are reported by us."""
+    logger = logging.getLogger("seaway.cli.librdkafka")
+    logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+    return logger
+
+
+def client_config(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
+    """The confluent-kafka config: ``--command-config`` file, then bootstrap, then ``extra``."""
+    config: dict[str, Any] = {}
+    if args.command_config:
+        try:
+            config.update(parse_properties(Path(args.command_config).read_text(encoding="utf-8")))
+        except OSError as exc:
+            raise CliError(f"cannot read --command-config {args.command_config}: {exc.strerror}") from None
+        except CliError as exc:
+            raise CliError(f"{args.command_config}: {exc}") from None
+    config["bootstrap.servers"] = args.bootstrap_server
+    config.setdefault("logger", _quiet_logger())
+    config.update(extra)
+    return config
+
+
+def split_config_list(text: str) -> list[str]:
+    """``a=1,b=[x,y]`` -> ``["a=1", "b=x,y"]``: kafka-configs.sh's brackets keep list values whole."""
+    items: list[str] = []
+    current: list[str] = []
+    depth = 0
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]" and depth:
+            depth -= 1
+        elif ch == "," and not depth:
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    items.append("".join(current))
+    return [item.strip() for item in items if item.strip()]
+
+
+def _key_value(item: str) -> tuple[str, str]:
+    key, sep, value = item.partition("=")
+    if not sep or not key.strip():
+        raise CliError(f"expected key=value, got {item!r}")
+    return key.strip(), value.strip()
+
+
+def _kafka_error(exc: BaseException) -> str:
+    """'NAME: message' for a KafkaException, else the exception's text."""
+    err = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
+    if isinstance(err, KafkaError):
+        return f"{err.name()}: {err.str()}"
+    return str(exc)
+
+
+def _wait(future: Any, what: str, timeout: float) -> Any:
+    try:
+        return future.result(timeout=timeout)
+    except KafkaException as exc:
+        raise CliError(f"{what}: {_kafka_error(exc)}") from None
+    except TimeoutError:
+        raise CliError(f"{what}: no answer from the cluster within {timeout:g}s") from None
+
+
+# -- subcommands ---------------------------------------------------------------------------------
+
+
+def _create(admin: AdminClient, args: argparse.Namespace) -> Any:
+    configs = dict(_key_value(item) for item in args.config or [])
+    topic = NewTopic(args.name, num_partitions=args.partitions, replication_factor=args.replication_factor,
+                     config=configs)
+    future = admin.create_topics([topic], operation_timeout=args.timeout, request_timeout=args.timeout,
+                                 validate_only=args.validate_only)[args.name]
+    try:
+        future.result(timeout=args.timeout)
+    except KafkaException as exc:
+        err = exc.args[0] if exc.args else None
+        exists = isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS
+        if args.if_not_exists and exists:
+            return {"topic": args.name, "created": False} if args.json else None
+        raise CliError(f"creating topic {args.name}: {_kafka_error(exc)}") from None
+    if args.json:
+        return {"topic": args.name, "created": not args.validate_only, "validate_only": args.validate_only}
+    verb = "Validated creation of" if args.validate_only else "Created"
+    print(f"{verb} topic {args.name}.")
+    return None
+
+
+def _metadata(admin: AdminClient, timeout: float) -> Any:
+    try:
+        return admin.list_topics(timeout=timeout)
+    except KafkaException as exc:
+        raise CliError(f"listing topics: {_kafka_error(exc)}") from None
+
+
+def _list(admin: AdminClient, args: argparse.Namespace) -> Any:
+    names = sorted(_metadata(admin, args.timeout).topics)
+    if args.exclude_internal:
+        names = [n for n in names if not n.startswith("__")]
+    if args.json:
+        return names
+    for name in names:
+        print(name)
+    return None
+
+
+def _overrides(admin: AdminClient, names: Sequence[str], timeout: float) -> dict[str, dict[str, str]]:
+    """Each topic's explicitly set configs (source TOPIC_CONFIG), as kafka-topics.sh shows them."""
+    resources = [ConfigResource(ConfigResource.Type.TOPIC, name) for name in names]
+    if not resources:
+        return {}
+    result: dict[str, dict[str, str]] = {}
+    for resource, future in admin.describe_configs(resources, request_timeout=timeout).items():
+        entries = _wait(future, f"describing configs of {resource.name}", timeout)
+        result[resource.name] = {
+            key: ("" if entry.value is None else entry.value)
+            for key, entry in sorted(entries.items())
+            if entry.source == ConfigSource.DYNAMIC_TOPIC_CONFIG.value
+        }
+    return result
+
+
+def _describe(admin: AdminClient, args: argparse.Namespace) -> Any:
+    topics = _metadata(admin, args.timeout).topics
+    names = list(args.names) or sorted(topics)
+    missing = [n for n in names if n not in topics or topics[n].error is not None]
+    if missing:
+        raise CliError(f"topic(s) not found: {', '.join(missing)}")
+    overrides = _overrides(admin, names, args.timeout)
+    described = []
+    for name in names:
+        partitions = [
+            {"partition": p.id, "leader": p.leader, "replicas": list(p.replicas), "isr": list(p.isrs)}
+            for p in sorted(topics[name].partitions.values(), key=lambda p: p.id)
+        ]
+        factor = len(partitions[0]["replicas"]) if partitions else 0
+        described.append({"topic": name, "partition_count": len(partitions), "replication_factor": factor,
+                          "configs": overrides.get(name, {}), "partitions": partitions})
+    if args.json:
+        return described
+    for topic in described:
+        configs = ",".join(f"{k}={v}" for k, v in topic["configs"].items())
+        print(f"Topic: {topic['topic']}\tPartitionCount: {topic['partition_count']}\t"
+              f"ReplicationFactor: {topic['replication_factor']}\tConfigs: {configs}")
+        for p in topic["partitions"]:
+            print(f"\tTopic: {topic['topic']}\tPartition: {p['partition']}\tLeader: {p['leader']}\t"
+                  f"Replicas: {','.join(map(str, p['replicas']))}\tIsr: {','.join(map(str, p['isr']))}")
+    return None
+
+
+def _delete(admin: AdminClient, args: argparse.Namespace) -> Any:
+    deleted, failures = [], []
+    futures = admin.delete_topics(list(args.names), operation_timeout=args.timeout,
+                                  request_timeout=args.timeout)
+    for name, future in futures.items():
+        try:
+            future.result(timeout=args.timeout)
+            deleted.append(name)
+        except KafkaException as exc:
+            err = exc.args[0] if exc.args else None
+            missing = isinstance(err, KafkaError) and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+            if args.if_exists and missing:
+                continue
+            failures.append(f"deleting topic {name}: {_kafka_error(exc)}")
+    if not args.json:
+        for name in deleted:
+            print(f"Deleted topic {name}.")
+    if failures:
+        raise CliError("; ".join(failures))
+    return {"deleted": deleted} if args.json else None
+
+
+def _alter_config(admin: AdminClient, args: argparse.Namespace) -> Any:
+    ops: list[ConfigEntry] = []
+    for text in args.add_config or []:
+        for item in split_config_list(text):
+            key, value = _key_value(item)
+            ops.append(ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET))
+    for text in args.delete_config or []:
+        for key in split_config_list(text):
+            ops.append(ConfigEntry(key, None, incremental_operation=AlterConfigOpType.DELETE))
+    if not ops:
+        raise CliError("nothing to change: give --add-config and/or --delete-config")
+    resource = ConfigResource(ConfigResource.Type.TOPIC, args.name, incremental_configs=ops)
+    future = admin.incremental_alter_configs([resource], request_timeout=args.timeout)[resource]
+    _wait(future, f"altering configs of topic {args.name}", args.timeout)
+    if args.json:
+        return {"topic": args.name, "set": [e.name for e in ops if e.value is not None],
+                "deleted": [e.name for e in ops if e.value is None]}
+    print(f"Completed updating config for topic {args.name}.")
+    return None
+
+
+Command = Callable[[AdminClient, argparse.Namespace], Any]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="seaway topics", description="Manage Kafka topics.")
+    add_connection_options(parser)
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    shared = argparse.ArgumentParser(add_help=False)
+    add_connection_options(shared, suppress=True)
+    shared.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                        help="machine-readable output")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    create = sub.add_parser("create", parents=[shared], help="create a topic")
+    create.add_argument("name")
+    create.add_argument("--partitions", type=int, default=-1, help="default: the broker's num.partitions")
+    create.add_argument("--replication-factor", type=int, default=-1,
+                        help="default: the broker's default.replication.factor")
+    create.add_argument("--config", action="append", metavar="KEY=VALUE", help="a topic config (repeatable)")
+    create.add_argument("--if-not-exists", action="store_true", help="succeed if the topic already exists")
+    create.add_argument("--validate-only", action="store_true", help="check everything, create nothing")
+    create.set_defaults(func=_create)
+
+    list_ = sub.add_parser("list", parents=[shared], help="list topic names")
+    list_.add_argument("--exclude-internal", action="store_true", help="hide __-prefixed internal topics")
+    list_.set_defaults(func=_list)
+
+    describe = sub.add_parser("describe", parents=[shared], help="partitions, leaders and overridden configs")
+    describe.add_argument("names", nargs="*", metavar="NAME", help="topics (default: all)")
+    describe.set_defaults(func=_describe)
+
+    delete = sub.add_parser("delete", parents=[shared], help="delete topics")
+    delete.add_argument("names", nargs="+", metavar="NAME")
+    delete.add_argument("--if-exists", action="store_true", help="succeed if a topic does not exist")
+    delete.set_defaults(func=_delete)
+
+    alter = sub.add_parser("alter-config", parents=[shared], help="set or remove topic config overrides")
+    alter.add_argument("name")
+    alter.add_argument("--add-config", action="append", metavar="K=V,...",
+                       help="configs to set; a list value goes in brackets: cleanup.policy=[compact,delete]")
+    alter.add_argument("--delete-config", action="append", metavar="K,...", help="overrides to remove")
+    alter.set_defaults(func=_alter_config)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    func: Command = args.func
+    try:
+        admin = AdminClient(client_config(args))
+        result = func(admin, args)
+    except CliError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    except (KafkaException, ValueError, TypeError) as exc:
+        print(f"Error: {_kafka_error(exc)}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result, indent=2))
+    return 0

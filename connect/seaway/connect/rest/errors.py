@@ -1,0 +1,121 @@
+"""Every error the REST API sends, as Kafka Connect's ``{"error_code", "message"}`` body.
+
+Kafka's ``ConnectExceptionMapper`` turns any exception into that body; this module is its
+equivalent. The mapping (``error_code`` equals the HTTP status unless the herder chose a
+distinct one)::
+
+    HerderError (and subclasses)   -> its .status / .error_code
+        BadRequestError                400
+        RebalanceNeededError           409
+        NotLeaderError                 forwarded by the route (see forwarding.py); 409 if not
+    NotFoundError                  -> 404
+    AlreadyExistsError             -> 409
+    ConfigError                    -> 400   (an invalid value the user supplied)
+    malformed JSON, wrong shapes   -> 400   (FastAPI's 422 validation errors, reshaped)
+    unknown path / method          -> 404 / 405
+    anything else                  -> 500 with the exception's message
+
+Malformed input must never surface as a 500: a client bug is a 400.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from seaway.connect.api.errors import AlreadyExistsError, ConfigError, NotFoundError
+from seaway.connect.runtime.herder import HerderError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+__all__ = ["MAPPED_ERRORS", "error_response", "install_error_handlers", "validation_message"]
+
+log = logging.getLogger(__name__)
+
+MAPPED_ERRORS: tuple[type[Exception], ...] = (HerderError, NotFoundError, AlreadyExistsError, ConfigError,
+                                              RequestValidationError, StarletteHTTPException)
+"""Exceptions with a handler of their own; any other exception becomes a 500."""
+
+
+def error_response(status: int, message: str, error_code: int | None = None,
+                   headers: dict[str, str] | None = None) -> JSONResponse:
+    """Kafka Connect's error body with ``status``."""
+    code = status if error_code is None else error_code
+    return JSONResponse({"error_code": code, "message": message}, status_code=status, headers=headers)
+
+
+def _location(loc: Sequence[Any]) -> str:
+    """``("body", "config", "tasks.max")`` -> ``config.tasks.max``; the leading ``body`` adds nothing."""
+    parts = [str(p) for p in loc]
+    if parts and parts[0] == "body":
+        parts = parts[1:]
+    return ".".join(parts)
+
+
+def validation_message(errors: Sequence[Any]) -> str:
+    """One readable message from pydantic/FastAPI validation errors."""
+    lines = []
+    for err in errors:
+        if not isinstance(err, dict):
+            lines.append(str(err))
+            continue
+        if err.get("type") == "json_invalid":
+            ctx = err.get("ctx") or {}
+            detail = ctx.get("error", "invalid JSON")
+            return f"Request body is not valid JSON: {detail}"
+        where = _location(err.get("loc", ()))
+        if err.get("type") == "missing" and where == "":
+            lines.append("Request body is required")
+            continue
+        what = err.get("msg", "invalid value")
+        lines.append(f"{where}: {what}" if where else str(what))
+    return "; ".join(lines) or "Invalid request"
+
+
+async def _herder_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HerderError)
+    if exc.status >= 500:
+        log.error("REST request failed: %s", exc)
+    return error_response(exc.status, str(exc), exc.error_code)
+
+
+async def _not_found(_: Request, exc: Exception) -> JSONResponse:
+    return error_response(404, str(exc))
+
+
+async def _already_exists(_: Request, exc: Exception) -> JSONResponse:
+    return error_response(409, str(exc))
+
+
+async def _config_error(_: Request, exc: Exception) -> JSONResponse:
+    return error_response(400, str(exc))
+
+
+async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return error_response(400, validation_message(exc.errors()))
+
+
+async def _http_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+    return error_response(exc.status_code, detail, headers=dict(exc.headers) if exc.headers else None)
+
+
+async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+    log.exception("Uncaught exception in REST call")
+    return error_response(500, str(exc) or type(exc).__name__)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Register the handlers above on ``app`` (most specific class wins, as in Starlette)."""
+    app.add_exception_handler(HerderError, _herder_error)
+    app.add_exception_handler(NotFoundError, _not_found)
+    app.add_exception_handler(AlreadyExistsError, _already_exists)
+    app.add_exception_handler(ConfigError, _config_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

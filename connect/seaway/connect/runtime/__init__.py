@@ -1,0 +1,1 @@
+"""The Connect runtime: herders (control plane), the worker (data plane), stores, plugins."""

@@ -1,0 +1,265 @@
+"""AbstractHerder: what standalone and distributed herders share (Kafka's ``AbstractHerder``).
+
+* The status listener: the worker's connector/task transitions become statuses in the
+  status store with this worker's id; failure traces are scrubbed of resolved secrets.
+* Config validation (``validate_connector_config``): placeholders resolved, the framework
+  definition enriched with the transforms/predicates, sink/source cross-checks, the
+  connector's own ``validate``, converter configs and the client override policy, merged into
+  Kafka's ConfigInfos shape. Values are reported from the *unresolved* config, and PASSWORD
+  values as ``[hidden]``, so validation never echoes a secret.
+* Plugin listings and the plugin config description.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from seaway.connect.api import (
+    ConfigDef,
+    ConfigError,
+    ConfigType,
+    ConfigValue,
+    Connector,
+    Password,
+    SinkConnector,
+    SourceConnector,
+)
+from seaway.connect.api.config import convert_to_string
+from seaway.connect.runtime.config import (
+    WorkerConfig,
+    enrich,
+    sink_config_def,
+    source_config_def,
+    validate_sink_topics,
+)
+from seaway.connect.runtime.config_providers import REDACTOR, scrub
+from seaway.connect.runtime.herder import (
+    BadRequestError,
+    ConfigInfos,
+    ConnectorState,
+    ConnectorTaskId,
+    ConnectorType,
+    Herder,
+    NotFoundError,
+    PluginDesc,
+    State,
+    TaskState,
+)
+from seaway.connect.runtime.plugins import PluginKind, Plugins
+from seaway.connect.runtime.stores import MemoryStatusBackingStore
+from seaway.connect.runtime.worker import Worker
+from seaway.connect.runtime.worker_task import format_trace
+
+__all__ = ["AbstractHerder", "invalid_config_message", "loggable_config"]
+
+log = logging.getLogger(__name__)
+log.addFilter(REDACTOR)
+
+_PLUGIN_ORDER = {"sink": 0, "source": 1, "transformation": 2, "predicate": 3, "converter": 4,
+                 "header_converter": 5}
+
+
+def invalid_config_message(infos: ConfigInfos) -> str:
+    errors = infos.error_messages()
+    return (f"Connector configuration is invalid and contains the following {len(errors)} error(s):\n"
+            + "\n".join(errors)
+            + "\nYou can also find the above list of errors at the endpoint "
+              "`/connector-plugins/{connectorType}/config/validate`")
+
+
+def loggable_config(config: Mapping[str, str], definition: ConfigDef | None) -> dict[str, str]:
+    """``config`` with PASSWORD-typed values as ``[hidden]`` (what may go to a log line)."""
+    keys = definition.config_keys() if definition is not None else {}
+    return {k: (Password.HIDDEN if k in keys and keys[k].type is ConfigType.PASSWORD else v)
+            for k, v in config.items()}
+
+
+class AbstractHerder(Herder):
+    """Status listener, validation and plugin descriptions over a :class:`Worker`."""
+
+    worker: Worker
+    status_store: MemoryStatusBackingStore
+    worker_config: WorkerConfig
+    plugins_registry: Plugins
+
+    @property
+    def worker_id(self) -> str:
+        return self.worker.worker_id
+
+    # -- status listener (called from worker and task threads) -----------------------------------
+    def _trace(self, connector: str, error: BaseException) -> str:
+        return scrub(format_trace(error), self.worker.secrets(connector))
+
+    def _put(self, connector: str, state: State, trace: str | None = None) -> None:
+        self.status_store.put(connector, ConnectorState(state, self.worker_id, trace))
+
+    def _put_task(self, task_id: ConnectorTaskId, state: State, trace: str | None = None) -> None:
+        self.status_store.put_task(task_id, TaskState(task_id.task, state, self.worker_id, trace))
+
+    def on_connector_startup(self, connector: str) -> None:
+        self._put(connector, State.RUNNING)
+
+    def on_connector_pause(self, connector: str) -> None:
+        self._put(connector, State.PAUSED)
+
+    def on_connector_stop(self, connector: str) -> None:
+        self._put(connector, State.STOPPED)
+
+    def on_connector_failure(self, connector: str, error: BaseException) -> None:
+        self._put(connector, State.FAILED, self._trace(connector, error))
+
+    def on_connector_shutdown(self, connector: str) -> None:
+        self._put(connector, State.UNASSIGNED)
+
+    def on_task_startup(self, task_id: ConnectorTaskId) -> None:
+        self._put_task(task_id, State.RUNNING)
+
+    def on_task_pause(self, task_id: ConnectorTaskId) -> None:
+        self._put_task(task_id, State.PAUSED)
+
+    def on_task_resume(self, task_id: ConnectorTaskId) -> None:
+        self._put_task(task_id, State.RUNNING)
+
+    def on_task_failure(self, task_id: ConnectorTaskId, error: BaseException) -> None:
+        self._put_task(task_id, State.FAILED, self._trace(task_id.connector, error))
+
+    def on_task_shutdown(self, task_id: ConnectorTaskId) -> None:
+        self._put_task(task_id, State.UNASSIGNED)
+
+    def on_topic(self, task_id: ConnectorTaskId, topic: str) -> None:
+        self.status_store.put_topic(task_id.connector, task_id.task, topic)
+
+    # -- types and plugins ----------------------------------------------------------------------
+    def connector_type(self, config: Mapping[str, str]) -> ConnectorType:
+        try:
+            cls = self.plugins_registry.find(PluginKind.CONNECTOR, config.get("connector.class", ""))
+        except ConfigError:
+            return ConnectorType.UNKNOWN
+        if issubclass(cls, SinkConnector):
+            return ConnectorType.SINK
+        return ConnectorType.SOURCE if issubclass(cls, SourceConnector) else ConnectorType.UNKNOWN
+
+    def plugins(self, *, connectors_only: bool = True) -> list[PluginDesc]:
+        kinds = [PluginKind.CONNECTOR] if connectors_only else [
+            PluginKind.CONNECTOR, PluginKind.TRANSFORMATION, PluginKind.PREDICATE, PluginKind.CONVERTER,
+            PluginKind.HEADER_CONVERTER]
+        out = [d for kind in kinds for d in self.plugins_registry.descriptors(kind, include_broken=False)]
+        return sorted(out, key=lambda d: (_PLUGIN_ORDER.get(d.type, 9), d.class_name))
+
+    def broken_plugins(self) -> list[PluginDesc]:
+        """Plugins whose entry point failed to load, with ``load_error``."""
+        return [d for d in self.plugins_registry.descriptors() if d.load_error is not None]
+
+    def connector_plugin_config(self, plugin: str) -> list[dict[str, Any]]:
+        for kind in (PluginKind.CONNECTOR, PluginKind.CONVERTER, PluginKind.HEADER_CONVERTER,
+                     PluginKind.TRANSFORMATION, PluginKind.PREDICATE):
+            try:
+                cls = self.plugins_registry.find(kind, plugin)
+            except ConfigError:
+                continue
+            instance = cls()
+            own = instance.config()
+            infos = [k.to_dict() for k in own.config_key_infos()]
+            if kind is PluginKind.CONNECTOR:
+                framework = (sink_config_def if issubclass(cls, SinkConnector)
+                             else source_config_def)(self.plugins_registry)
+                infos += [k.to_dict() for k in framework.config_key_infos() if k.name not in own]
+            return infos
+        raise NotFoundError(f"Unknown plugin {plugin}.")
+
+    # -- validation -----------------------------------------------------------------------------
+    def validate_sync(self, config: Mapping[str, str]) -> ConfigInfos:
+        """Kafka's ``validateConnectorConfig`` (blocking: plugin code runs)."""
+        class_name = config.get("connector.class")
+        if not class_name:
+            raise BadRequestError(f"Connector config {dict(config)} contains no connector type")
+        try:
+            cls = self.plugins_registry.find(PluginKind.CONNECTOR, class_name)
+        except ConfigError as e:
+            raise BadRequestError(str(e)) from None
+        resolved = self.worker.transformer.transform(config).data
+        sink = issubclass(cls, SinkConnector)
+        base = sink_config_def(self.plugins_registry) if sink else source_config_def(self.plugins_registry)
+        framework = enrich(self.plugins_registry, base, resolved)
+        values = {v.name: v for v in framework.validate(resolved)}
+        if sink:
+            validate_sink_topics(resolved, values)
+        elif str(resolved.get("exactly.once.support", "")).lower() == "required":
+            values["exactly.once.support"].add_error_message(
+                "Seaway does not support exactly-once delivery for source connectors yet")
+        connector: Connector = cls()
+        own = connector.config()
+        if own is None:
+            raise BadRequestError(f"{class_name}.config() must return a ConfigDef that is not null.")
+        result = connector.validate(resolved)
+        if result is None:
+            raise BadRequestError(f"{class_name}.validate() must return a Config that is not null.")
+        own_values = {v.name: v for v in result.config_values}
+        self._validate_converters(resolved, values)
+        self._validate_overrides(resolved, values)
+        configs: list[dict[str, Any]] = []
+        keys = framework.config_keys()
+        for name, key in keys.items():
+            if key.internal:
+                continue
+            value = own_values.pop(name, None) if name in own and name not in values else values.pop(name, None)
+            configs.append(self._entry(key.info().to_dict(), value, config, key.type))
+        own_keys = own.config_keys()
+        for name, key in own_keys.items():
+            if name in keys or key.internal:
+                continue
+            configs.append(self._entry(key.info().to_dict(), own_values.pop(name, None), config, key.type))
+        for value in {**values, **own_values}.values():
+            configs.append(self._entry(None, value, config, None))
+        groups = list(dict.fromkeys([*framework.groups(), *own.groups()]))
+        error_count = sum(len((c["value"] or {}).get("errors", [])) for c in configs)
+        return ConfigInfos(class_name, error_count, groups, configs)
+
+    @staticmethod
+    def _entry(definition: dict[str, Any] | None, value: ConfigValue | None, raw: Mapping[str, str],
+               config_type: ConfigType | None) -> dict[str, Any]:
+        if value is None:
+            return {"definition": definition, "value": None}
+        if config_type is ConfigType.PASSWORD and value.value is not None:
+            shown: str | None = Password.HIDDEN
+        elif value.name in raw:
+            shown = raw[value.name]
+        else:
+            shown = convert_to_string(value.value, config_type) if value.value is not None else None
+        return {"definition": definition,
+                "value": {"name": value.name, "value": shown,
+                          "recommended_values": [convert_to_string(v) for v in value.recommended_values],
+                          "errors": list(value.errors), "visible": value.visible}}
+
+    def _validate_converters(self, props: Mapping[str, str], values: dict[str, ConfigValue]) -> None:
+        for key in ("key.converter", "value.converter", "header.converter"):
+            name = props.get(key)
+            if not name or (key in values and values[key].errors):
+                continue
+            kind = PluginKind.HEADER_CONVERTER if key == "header.converter" else PluginKind.CONVERTER
+            try:
+                definition = self.plugins_registry.new_instance(kind, name).config()
+            except Exception:
+                continue
+            prefix = key + "."
+            sub = {k[len(prefix):]: v for k, v in props.items() if k.startswith(prefix)}
+            sub.setdefault("converter.type", key.split(".")[0])
+            for v in definition.validate(sub):
+                if v.errors:
+                    target = values.setdefault(prefix + v.name, ConfigValue(prefix + v.name, v.value))
+                    for err in v.errors:
+                        target.add_error_message(err)
+
+    def _validate_overrides(self, props: Mapping[str, str], values: dict[str, ConfigValue]) -> None:
+        policy = str(self.worker_config.get("connector.client.config.override.policy"))
+        if policy == "All":
+            return
+        allowed = {"sasl.jaas.config", "sasl.mechanism", "security.protocol"} if policy == "Principal" else set()
+        for key, value in props.items():
+            for prefix in ("producer.override.", "consumer.override.", "admin.override."):
+                if key.startswith(prefix) and key[len(prefix):] not in allowed:
+                    values.setdefault(key, ConfigValue(key, value)).add_error_message(
+                        f"The '{policy}' policy does not allow '{key[len(prefix):]}' to be overridden in the "
+                        "connector configuration.")

@@ -1,0 +1,351 @@
+"""Worker and connector configuration: Kafka's ``WorkerConfig``, ``StandaloneConfig``, ``ConnectorConfig``.
+
+Both are ConfigDefs plus a parsed, typed object, so one definition feeds parsing, the
+``/connector-plugins/{type}/config`` listing and validation errors that name the field.
+The connector definition is *enriched* per config, as Kafka's ``ConnectorConfig.enrich``
+does: every alias in ``transforms``/``predicates`` adds ``transforms.<alias>.type`` and the
+SMT's own keys under ``transforms.<alias>.``, so validation reports them by their full names.
+
+Keys accepted for compatibility but not acted on: ``plugin.path`` (plugins are discovered
+through entry points instead), ``exactly.once.support`` / ``transaction.boundary`` (Seaway
+has no exactly-once source support yet: ``required`` is rejected at validation),
+``offsets.storage.topic`` (distributed mode only).
+"""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from seaway.connect.api import (
+    NO_DEFAULT,
+    AbstractConfig,
+    CaseInsensitiveValidString,
+    ConfigDef,
+    ConfigError,
+    ConfigType,
+    ConfigValue,
+    Importance,
+    NonEmptyStringWithoutControlChars,
+    Range,
+    Validator,
+    ValidString,
+)
+from seaway.connect.api.config.validators import LambdaValidator
+from seaway.connect.converters import SimpleHeaderConverter
+from seaway.connect.runtime.plugins import PluginKind, Plugins
+
+__all__ = [
+    "ConnectorConfig",
+    "StandaloneConfig",
+    "WorkerConfig",
+    "connector_config_def",
+    "sink_config_def",
+    "source_config_def",
+    "validate_sink_topics",
+    "worker_config_def",
+]
+
+_H, _M, _L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+
+
+def _loader(plugins: Plugins, *kinds: PluginKind) -> Any:
+    """A class loader trying each plugin kind in turn (CLASS keys take aliases)."""
+    def load(name: str) -> type:
+        errors = []
+        for kind in kinds:
+            try:
+                return plugins.find(kind, name)
+            except ConfigError as e:
+                errors.append(str(e))
+        raise ImportError(errors[0] if errors else f"Class {name} cannot be found")
+    return load
+
+
+def worker_config_def(plugins: Plugins, *, standalone: bool = True) -> ConfigDef:
+    d = ConfigDef(class_loader=_loader(plugins, PluginKind.CONVERTER, PluginKind.HEADER_CONVERTER))
+    (d.define("bootstrap.servers", ConfigType.LIST, "localhost:9092", None, _H,
+              "host:port pairs used to connect to the Kafka-protocol cluster.")
+     .define("key.converter", ConfigType.CLASS, NO_DEFAULT, None, _H,
+             "Converter for record keys (alias, Kafka class name or module:Class).")
+     .define("value.converter", ConfigType.CLASS, NO_DEFAULT, None, _H, "Converter for record values.")
+     .define("header.converter", ConfigType.CLASS, SimpleHeaderConverter, None, _L,
+             "HeaderConverter for record headers.")
+     .define("task.shutdown.graceful.timeout.ms", ConfigType.LONG, 5000, Range.at_least(0), _L,
+             "How long to wait for tasks to shut down gracefully (total, across tasks).")
+     .define("offset.flush.interval.ms", ConfigType.LONG, 60000, Range.at_least(0), _L,
+             "Interval at which to commit task offsets.")
+     .define("offset.flush.timeout.ms", ConfigType.LONG, 5000, Range.at_least(0), _L,
+             "Maximum time to wait for records to flush and offsets to commit before cancelling.")
+     .define("listeners", ConfigType.LIST, "http://:8083", None, _L, "REST API listener URLs.")
+     .define("rest.advertised.host.name", ConfigType.STRING, None, None, _L, "Host name given to other workers.")
+     .define("rest.advertised.port", ConfigType.INT, None, None, _L, "Port given to other workers.")
+     .define("rest.advertised.listener", ConfigType.STRING, None, None, _L, "http or https.")
+     .define("plugin.path", ConfigType.LIST, None, None, _L,
+             "Accepted for compatibility and ignored: plugins are discovered through Python entry points.")
+     .define("config.providers", ConfigType.LIST, "", None, _L,
+             "Names of ConfigProviders; each needs config.providers.<name>.class (+ .param.*).")
+     .define("connector.client.config.override.policy", ConfigType.STRING, "All",
+             ValidString.in_("All", "None", "Principal"), _M,
+             "Which producer/consumer/admin.override.* a connector may set.")
+     .define("topic.creation.enable", ConfigType.BOOLEAN, True, None, _L,
+             "Let source connectors create their topics (topic.creation.*).")
+     .define("topic.tracking.enable", ConfigType.BOOLEAN, True, None, _L, "Track topics used by connectors.")
+     .define("topic.tracking.allow.reset", ConfigType.BOOLEAN, True, None, _L, "Allow resetting tracked topics.")
+     .define("client.id", ConfigType.STRING, "", None, _L, "Prefix-free client id for the worker's own clients."))
+    if standalone:
+        d.define("offset.storage.file.filename", ConfigType.STRING, NO_DEFAULT, None, _H,
+                 "File to store source connector offsets in.")
+    return d
+
+
+class WorkerConfig(AbstractConfig):
+    """A worker's typed configuration."""
+
+    STANDALONE = False
+
+    def __init__(self, props: Mapping[str, Any], plugins: Plugins | None = None) -> None:
+        self.plugins = plugins or Plugins()
+        super().__init__(worker_config_def(self.plugins, standalone=self.STANDALONE), props)
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(self.get("bootstrap.servers"))
+
+    def ms(self, key: str) -> int:
+        return int(self.get(key))
+
+    def client_props(self, prefix: str) -> dict[str, str]:
+        """Worker-level ``producer.*`` / ``consumer.*`` / ``admin.*`` (prefix stripped)."""
+        return {k: str(v) for k, v in self.originals_with_prefix(prefix).items()}
+
+    def converter_props(self, key: str) -> dict[str, Any]:
+        return self.originals_with_prefix(key + ".")
+
+    def provider_configs(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """``name -> (class name, params)`` of every configured config provider."""
+        out = {}
+        for name in self.get("config.providers"):
+            cls = self.originals().get(f"config.providers.{name}.class")
+            if not cls:
+                raise ConfigError(f"Missing config.providers.{name}.class", name=f"config.providers.{name}.class")
+            out[name] = (str(cls), self.originals_with_prefix(f"config.providers.{name}.param."))
+        return out
+
+    def advertised(self) -> tuple[str, str, int]:
+        """(scheme, host, port) other workers and statuses see (Kafka's advertised URL rules)."""
+        listener = urlsplit((self.get("listeners") or ["http://:8083"])[0])
+        scheme = self.get("rest.advertised.listener") or listener.scheme or "http"
+        host = self.get("rest.advertised.host.name") or listener.hostname or socket.gethostname()
+        port = self.get("rest.advertised.port") or listener.port or 8083
+        return str(scheme), str(host), int(port)
+
+    def worker_id(self) -> str:
+        _, host, port = self.advertised()
+        return f"{host}:{port}"
+
+
+class StandaloneConfig(WorkerConfig):
+    """Standalone mode: adds the required ``offset.storage.file.filename``."""
+
+    STANDALONE = True
+
+
+# -- connector configs -----------------------------------------------------------------------
+
+def _unique_aliases(name: str, value: Any) -> None:
+    if value and len(set(value)) != len(value):
+        raise ConfigError.invalid(name, value, "Duplicate alias provided.")
+
+
+def connector_config_def(plugins: Plugins) -> ConfigDef:
+    d = ConfigDef(class_loader=_loader(plugins, PluginKind.CONVERTER, PluginKind.HEADER_CONVERTER))
+    unique = LambdaValidator.with_(_unique_aliases, lambda: "unique transformation aliases")
+    tolerance = CaseInsensitiveValidString.in_("none", "all")
+    (d.define("name", ConfigType.STRING, NO_DEFAULT, NonEmptyStringWithoutControlChars(), _H,
+              "Globally unique name to use for this connector.", "Common", 1, display_name="Connector name")
+     .define("connector.class", ConfigType.STRING, NO_DEFAULT, None, _H,
+             "Name or alias of the connector class (e.g. FileStreamSource, or module:Class).", "Common", 2,
+             display_name="Connector class")
+     .define("tasks.max", ConfigType.INT, 1, Range.at_least(1), _H, "Maximum number of tasks.", "Common", 3,
+             display_name="Tasks max")
+     .define("tasks.max.enforce", ConfigType.BOOLEAN, True, None, _L,
+             "Fail if the connector generates more task configs than tasks.max.", "Common", 4)
+     .define("key.converter", ConfigType.CLASS, None, None, _L, "Overrides the worker's key.converter.",
+             "Common", 5)
+     .define("value.converter", ConfigType.CLASS, None, None, _L, "Overrides the worker's value.converter.",
+             "Common", 6)
+     .define("header.converter", ConfigType.CLASS, None, None, _L,
+             "Overrides the worker's header.converter.", "Common", 7)
+     .define("config.action.reload", ConfigType.STRING, "restart", CaseInsensitiveValidString.in_("none", "restart"),
+             _L, "Restart the connector when an external config provider's values change (or none).",
+             "Common", 8)
+     .define("transforms", ConfigType.LIST, "", unique, _L, "Aliases of the transformations to apply.",
+             "Transforms", 0)
+     .define("predicates", ConfigType.LIST, "", unique, _L, "Aliases of the predicates used by transforms.",
+             "Predicates", 0)
+     .define("errors.retry.timeout", ConfigType.LONG, 0, Range.at_least(-1), _M,
+             "Max ms to retry a failed operation; -1 retries forever, 0 not at all.", "Error Handling", 1)
+     .define("errors.retry.delay.max.ms", ConfigType.LONG, 60000, Range.at_least(1), _M,
+             "Max ms between consecutive retries (jitter is added).", "Error Handling", 2)
+     .define("errors.tolerance", ConfigType.STRING, "none", tolerance, _M,
+             "none: an error fails the task; all: problematic records are skipped.", "Error Handling", 3)
+     .define("errors.log.enable", ConfigType.BOOLEAN, False, None, _M,
+             "Log each error and the failed operation.", "Error Handling", 4)
+     .define("errors.log.include.messages", ConfigType.BOOLEAN, False, None, _M,
+             "Include the record in the error log.", "Error Handling", 5))
+    return d
+
+
+def sink_config_def(plugins: Plugins) -> ConfigDef:
+    d = connector_config_def(plugins)
+    (d.define("topics", ConfigType.LIST, "", None, _H, "Topics to consume.", "Common", 4)
+     .define("topics.regex", ConfigType.STRING, "", None, _H, "Regex of topics to consume.", "Common", 4)
+     .define("errors.deadletterqueue.topic.name", ConfigType.STRING, "", None, _M,
+             "Dead letter queue topic for records that failed conversion or transformation.", "Error Handling", 6)
+     .define("errors.deadletterqueue.topic.replication.factor", ConfigType.SHORT, 3, None, _M,
+             "Replication factor when creating the dead letter queue topic.", "Error Handling", 7)
+     .define("errors.deadletterqueue.context.headers.enable", ConfigType.BOOLEAN, False, None, _M,
+             "Add __connect.errors.* headers describing the error to DLQ records.", "Error Handling", 8))
+    return d
+
+
+def source_config_def(plugins: Plugins) -> ConfigDef:
+    d = connector_config_def(plugins)
+    (d.define("topic.creation.groups", ConfigType.LIST, "", None, _L, "Topic creation groups besides default.",
+              "Topic Creation", 0)
+     .define("topic.creation.default.replication.factor", ConfigType.INT, None, None, _L,
+             "Replication factor of topics this connector creates (-1: broker default).", "Topic Creation", 1)
+     .define("topic.creation.default.partitions", ConfigType.INT, None, None, _L,
+             "Partitions of topics this connector creates (-1: broker default).", "Topic Creation", 2)
+     .define("exactly.once.support", ConfigType.STRING, "requested",
+             CaseInsensitiveValidString.in_("requested", "required"), _L,
+             "Accepted; Seaway does not provide exactly-once source delivery yet.", "Exactly Once Support", 0)
+     .define("transaction.boundary", ConfigType.STRING, "poll",
+             CaseInsensitiveValidString.in_("poll", "interval", "connector"), _L,
+             "Accepted; only meaningful with exactly-once support.", "Exactly Once Support", 1)
+     .define("transaction.boundary.interval.ms", ConfigType.LONG, None, None, _L, "Accepted.",
+             "Exactly Once Support", 2)
+     .define("offsets.storage.topic", ConfigType.STRING, None, None, _L,
+             "Per-connector offsets topic (distributed mode only).", "Offsets Topic", 0))
+    return d
+
+
+def enrich(plugins: Plugins, base: ConfigDef, props: Mapping[str, Any]) -> ConfigDef:
+    """``base`` plus, per transform/predicate alias, its type key and its own keys (prefixed)."""
+    d = ConfigDef(base)
+    defined_predicates = _aliases(props.get("predicates"))
+    for section, kind in (("transforms", PluginKind.TRANSFORMATION), ("predicates", PluginKind.PREDICATE)):
+        group_name = "Transforms" if section == "transforms" else "Predicates"
+        for alias in _aliases(props.get(section)):
+            prefix = f"{section}.{alias}."
+            group = f"{group_name}: {alias}"
+            negate_alone = section == "transforms" and prefix + "negate" in props and prefix + "predicate" not in props
+            d.define(prefix + "type", ConfigType.STRING, NO_DEFAULT, _PluginExists(plugins, kind, prefix, negate_alone),
+                     _H, f"Class for the '{alias}' {kind.label}.", group, -2,
+                     display_name=f"{group_name} type for {alias}")
+            if section == "transforms":
+                d.define(prefix + "predicate", ConfigType.STRING, None, _PredicateDefined(defined_predicates), _M,
+                         "Alias of a predicate deciding when this transformation applies.", group, -1)
+                d.define(prefix + "negate", ConfigType.BOOLEAN, False, None, _M,
+                         "Apply the transformation when the predicate does NOT match.", group, 0)
+            type_name = props.get(prefix + "type")
+            if not type_name:
+                continue
+            try:
+                child = plugins.new_instance(kind, str(type_name)).config()
+            except Exception:
+                continue
+            d.embed(prefix, group, 1, child)
+    return d
+
+
+def _aliases(raw: Any) -> list[str]:
+    return list(dict.fromkeys(a.strip() for a in str(raw or "").split(",") if a.strip()))
+
+
+class _PluginExists(Validator):
+    """The type names a plugin; for a transform, also Kafka's check that ``negate`` comes with a ``predicate``."""
+
+    def __init__(self, plugins: Plugins, kind: PluginKind, prefix: str = "", negate_alone: bool = False) -> None:
+        self._plugins, self._kind, self._prefix, self._negate_alone = plugins, kind, prefix, negate_alone
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        if value is None:
+            return
+        if self._negate_alone:
+            raise ConfigError(f"Config '{self._prefix}negate' was provided but there is no config "
+                              f"'{self._prefix}predicate' defining a predicate to be negated.", name=name, value=value)
+        try:
+            self._plugins.find(self._kind, str(value))
+        except ConfigError as e:
+            raise ConfigError.invalid(name, value, str(e)) from None
+
+    def __str__(self) -> str:
+        return f"a {self._kind.label} plugin"
+
+
+class _PredicateDefined(Validator):
+    """A transform's ``predicate`` must be one of the ``predicates`` aliases (Kafka finds out only when the
+    task starts, failing it; a 400 naming the key is kinder and loses nothing: such a config never runs)."""
+
+    def __init__(self, defined: list[str]) -> None:
+        self._defined = defined
+
+    def ensure_valid(self, name: str, value: Any) -> None:
+        if value and value not in self._defined:
+            raise ConfigError.invalid(name, value, "not one of the aliases in 'predicates' "
+                                      f"({', '.join(self._defined) or 'none defined'})")
+
+    def __str__(self) -> str:
+        return "an alias listed in 'predicates'"
+
+
+def validate_sink_topics(props: Mapping[str, Any], values: dict[str, ConfigValue]) -> None:
+    """SinkConnectorConfig's cross-key checks, added to the ``topics`` / ``topics.regex`` values."""
+    topics = [t.strip() for t in str(props.get("topics") or "").split(",") if t.strip()]
+    regex = str(props.get("topics.regex") or "").strip()
+    errors: list[str] = []
+    if topics and regex:
+        errors.append("topics and topics.regex are mutually exclusive options, but both are set.")
+    elif not topics and not regex:
+        errors.append("Must configure one of topics or topics.regex")
+    for err in errors:
+        for key in ("topics", "topics.regex"):
+            values.setdefault(key, ConfigValue(key, props.get(key))).add_error_message(err)
+    dlq = str(props.get("errors.deadletterqueue.topic.name") or "").strip()
+    if dlq and dlq in topics:
+        key = "errors.deadletterqueue.topic.name"
+        values.setdefault(key, ConfigValue(key, dlq)).add_error_message(
+            f"The DLQ topic '{dlq}' may not be included in the list of topics ('topics'='{','.join(topics)}') "
+            "consumed by the connector")
+
+
+class ConnectorConfig(AbstractConfig):
+    """A connector's framework config, parsed against the enriched sink or source definition."""
+
+    def __init__(self, plugins: Plugins, props: Mapping[str, Any], *, sink: bool | None = None) -> None:
+        self.plugins = plugins
+        self.is_sink = bool(sink)
+        if sink is None:
+            base = connector_config_def(plugins)
+        else:
+            base = sink_config_def(plugins) if sink else source_config_def(plugins)
+        super().__init__(enrich(plugins, base, props), props)
+
+    @property
+    def name(self) -> str:
+        return str(self.get("name"))
+
+    @property
+    def tolerate_all(self) -> bool:
+        return str(self.get("errors.tolerance")).lower() == "all"
+
+    def sink_topics(self) -> tuple[list[str], str]:
+        return list(self.get("topics")), str(self.get("topics.regex") or "")
+
+    def client_overrides(self, client: str) -> dict[str, str]:
+        """``producer.override.*`` etc. (prefix stripped)."""
+        return {k: str(v) for k, v in self.originals_with_prefix(f"{client}.override.").items()}

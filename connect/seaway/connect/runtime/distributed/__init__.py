@@ -1,0 +1,1 @@
+"""Distributed mode: a cluster of Connect workers sharing connectors through Kafka (see README.md)."""

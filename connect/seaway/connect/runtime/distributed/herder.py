@@ -1,0 +1,454 @@
+"""DistributedHerder: a worker in a Connect cluster (Kafka's ``DistributedHerder``).
+
+State lives in the three compacted topics, so every worker can answer reads; the group
+leader is the only writer of connector configs, task configs, restart requests, offsets
+changes and the session key. A write reaching a follower raises
+:class:`~seaway.connect.runtime.herder.NotLeaderError` with the leader's URL and the REST
+layer forwards it (at most two hops; no known leader is a 409). Restarting a connector or
+task must happen on the worker that runs it: a follower forwards to the leader, which knows
+every owner and forwards once more. Pause and resume may be written by any worker.
+
+Work follows the group assignment (see ``membership.py``/``assignor.py``): revoked items are
+stopped first (then the worker rejoins, so the second round can hand them out), new ones
+started. The worker running a Connector generates its task configs; the leader writes them,
+a follower POSTs them to the leader's internal endpoint, signed with the session key.
+
+Every state change runs under one asyncio lock ("the tick"), with blocking worker calls in
+threads, so the event loop and the REST API stay responsive. Graceful shutdown stops every
+task (committing offsets) within ``task.shutdown.graceful.timeout.ms``, then leaves the group.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import httpx
+from confluent_kafka.admin import AdminClient
+from seaway.connect.runtime.distributed.config import DistributedConfig
+from seaway.connect.runtime.distributed.connect_protocol import ExtendedAssignment
+from seaway.connect.runtime.distributed.herder_base import DistributedHerderBase
+from seaway.connect.runtime.distributed.kafka_log import InternalTopicError, ensure_topic
+from seaway.connect.runtime.distributed.kafka_stores import RestartRequest, SessionKey
+from seaway.connect.runtime.distributed.signing import generate_key, signature_headers, verify
+from seaway.connect.runtime.herder import (
+    BadRequestError,
+    ConnectorStateInfo,
+    ConnectorTaskId,
+    HerderError,
+    NotFoundError,
+    NotLeaderError,
+    State,
+    TargetState,
+)
+from seaway.connect.runtime.plugins import Plugins
+
+__all__ = ["DistributedHerder"]
+
+log = logging.getLogger(__name__)
+
+
+class DistributedHerder(DistributedHerderBase):
+    """The herder of ``seaway connect distributed``."""
+
+    def __init__(self, config: DistributedConfig, *, plugins: Plugins | None = None) -> None:
+        super().__init__(config, plugins=plugins)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = asyncio.Lock()
+        self._background: set[asyncio.Task[Any]] = set()
+        self._known: set[str] = set()
+        self._running_connectors: set[str] = set()
+        self._running_tasks: set[ConnectorTaskId] = set()
+        self._stopping = False
+        self._key_timer: asyncio.TimerHandle | None = None
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        await asyncio.to_thread(self._create_topics)
+        await asyncio.to_thread(self.config_store.start)
+        await asyncio.to_thread(self.status_store.start)
+        await asyncio.to_thread(self.worker.start)  # starts the offset store
+        self._known = set(self.config_store.snapshot().connectors())
+        self._cluster_id = await asyncio.to_thread(self._lookup_cluster_id)
+        self.membership.start()
+        self._ready = True
+        log.info("Distributed herder started (worker %s, group %s)", self.worker_id, self.worker_config.group_id)
+
+    def _create_topics(self) -> None:
+        c = self.worker_config
+        admin = self.admin_config()
+        ensure_topic(admin, str(c.get("config.storage.topic")), 1, int(c.get("config.storage.replication.factor")),
+                     single_partition=True)
+        ensure_topic(admin, str(c.get("offset.storage.topic")), int(c.get("offset.storage.partitions")),
+                     int(c.get("offset.storage.replication.factor")))
+        ensure_topic(admin, str(c.get("status.storage.topic")), int(c.get("status.storage.partitions")),
+                     int(c.get("status.storage.replication.factor")))
+
+    def _lookup_cluster_id(self) -> str:
+        admin = AdminClient(self.admin_config())
+        return str(admin.list_topics(timeout=30).cluster_id or "")
+
+    async def stop(self) -> None:
+        """Stop tasks (they commit offsets) and connectors, then leave the group and close the stores."""
+        self._ready = False
+        self._stopping = True
+        if self._key_timer is not None:
+            self._key_timer.cancel()
+        for task in list(self._background):
+            task.cancel()
+        async with self._lock:
+            await asyncio.to_thread(self.worker.stop)
+            self._running_connectors.clear()
+            self._running_tasks.clear()
+        await self.membership.stop()
+        await asyncio.to_thread(self.status_store.stop)
+        await asyncio.to_thread(self.config_store.stop)
+        log.info("Distributed herder stopped")
+
+    # -- background work --------------------------------------------------------------------------
+    def _spawn(self, factory: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run ``factory()`` as a task on our loop (callable from any thread)."""
+        loop = self._loop
+        if loop is None or loop.is_closed() or self._stopping:
+            return
+
+        def create() -> None:
+            task = loop.create_task(self._guarded(factory))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+        try:
+            if asyncio.get_running_loop() is loop:
+                create()
+                return
+        except RuntimeError:
+            pass
+        loop.call_soon_threadsafe(create)
+
+    async def _guarded(self, factory: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        try:
+            await factory()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("Herder background operation failed")
+
+    # -- AssignmentListener (membership task) -----------------------------------------------------
+    def on_assignment(self, assignment: ExtendedAssignment, generation: int) -> None:
+        self._spawn(lambda: self._apply_assignment(assignment, generation))
+
+    def on_revoke_all(self, reason: str) -> None:
+        log.info("Revoking all work (%s)", reason)
+        self._spawn(self._revoke_all)
+
+    async def _revoke_all(self) -> None:
+        async with self._lock:
+            await self._stop_work(set(self._running_connectors), set(self._running_tasks))
+
+    async def _stop_work(self, connectors: set[str], tasks: set[ConnectorTaskId]) -> None:
+        tasks &= self._running_tasks
+        connectors &= self._running_connectors
+        if tasks:
+            await asyncio.to_thread(self.worker.stop_and_await_tasks, sorted(tasks))
+            self._running_tasks -= tasks
+        for name in sorted(connectors):
+            await asyncio.to_thread(self.worker.stop_and_await_connector, name)
+            self._running_connectors.discard(name)
+
+    async def _apply_assignment(self, a: ExtendedAssignment, generation: int) -> None:
+        async with self._lock:
+            self.status_store.generation = generation
+            if a.failed:
+                log.info("Assignment failed (leader behind the config topic); reading it and rejoining")
+                await asyncio.to_thread(self.config_store.read_to_end)
+                self.membership.request_rejoin("config mismatch")
+                return
+            if self.config_store.offset < a.config_offset:
+                try:
+                    await asyncio.to_thread(self.config_store.read_to_end, self.worker_config.seconds(
+                        "worker.sync.timeout.ms"))
+                except InternalTopicError as e:
+                    log.warning("Could not catch up on the config topic (%s); rejoining", e)
+                    self.membership.request_rejoin("config topic not read")
+                    return
+            revoked = bool(a.revoked_connectors or a.revoked_tasks)
+            await self._stop_work(set(a.revoked_connectors), set(a.revoked_tasks))
+            if revoked:
+                self.membership.request_rejoin("revoked work")
+            snapshot = self.config_store.snapshot()
+            for name in a.connectors:
+                if name not in self._running_connectors and snapshot.contains(name):
+                    await self._start_connector(name)
+            for task_id in sorted(self.membership.tasks - self._running_tasks):
+                await self._start_task(task_id)
+            for name in sorted(self.membership.connectors - self._running_connectors):
+                if snapshot.contains(name):
+                    await self._start_connector(name)
+            for name in sorted(self._running_connectors):  # owners retry publications that did not land
+                never_published = name not in snapshot.task_counts or name in snapshot.inconsistent
+                if never_published and snapshot.target_state(name) is TargetState.STARTED:
+                    await self._reconfigure(name)
+            if self.membership.is_leader:
+                await self._leader_duties()
+
+    async def _leader_duties(self) -> None:
+        snapshot = self.config_store.snapshot()
+        if self.membership.sessioned:
+            key = snapshot.session_key
+            ttl = int(self.worker_config.get("inter.worker.key.ttl.ms"))
+            algorithm = str(self.worker_config.get("inter.worker.key.generation.algorithm"))
+            if key is None or key.algorithm != algorithm or key.creation_timestamp + ttl <= time.time() * 1000:
+                size = self.worker_config.get("inter.worker.key.size")
+                key = generate_key(algorithm, size)
+                await asyncio.to_thread(self.config_store.put_session_key, key)
+            self._schedule_key_rotation((key.creation_timestamp + ttl) / 1000 - time.time())
+        for name in self.status_store.connectors():
+            if not snapshot.contains(name):
+                self.status_store.remove(name)
+            elif name not in snapshot.inconsistent:
+                self.status_store.remove_tasks(name, keep=len(snapshot.task_ids(name)))
+
+    def _schedule_key_rotation(self, seconds: float) -> None:
+        """The leader rotates the session key when it expires, not only at the next rebalance."""
+        if self._key_timer is not None:
+            self._key_timer.cancel()
+        loop = asyncio.get_running_loop()
+        self._key_timer = loop.call_later(max(seconds, 1.0), self._spawn, self._rotate_key)
+
+    async def _rotate_key(self) -> None:
+        async with self._lock:
+            if self.membership.is_leader and not self._stopping:
+                await self._leader_duties()
+
+    async def _start_connector(self, name: str) -> None:
+        snapshot = self.config_store.snapshot()
+        raw = snapshot.connector_config(name)
+        if raw is None or name in self._running_connectors:
+            return
+        target = snapshot.target_state(name)
+        self._running_connectors.add(name)
+        await asyncio.to_thread(self.worker.start_connector, name, raw, target)
+        if target is TargetState.STARTED:
+            await self._reconfigure(name)
+
+    async def _start_task(self, task_id: ConnectorTaskId) -> None:
+        snapshot = self.config_store.snapshot()
+        raw, task_config = snapshot.connector_config(task_id.connector), snapshot.task_config(task_id)
+        if raw is None or task_config is None or task_id in self._running_tasks:
+            return
+        self._running_tasks.add(task_id)
+        await asyncio.to_thread(self.worker.start_task, task_id, raw, task_config, snapshot.target_state(
+            task_id.connector))
+
+    def _spawn_reconfigure(self, name: str) -> None:
+        self._spawn(lambda: self._locked_reconfigure(name))
+
+    async def _locked_reconfigure(self, name: str) -> None:
+        async with self._lock:
+            await self._reconfigure(name)
+
+    async def _reconfigure(self, name: str) -> None:
+        """Connector owner: regenerate task configs and publish them if they changed."""
+        snapshot = self.config_store.snapshot()
+        raw = snapshot.connector_config(name)
+        if raw is None or name not in self._running_connectors or not self.worker.connector_running(name):
+            return
+        try:
+            configs = await asyncio.to_thread(self.worker.connector_task_configs, name, raw)
+        except Exception as e:
+            log.error("Failed to generate task configs for %s", name, exc_info=e)
+            self.on_connector_failure(name, e)
+            return
+        if configs == snapshot.task_configs(name) and name not in snapshot.inconsistent:
+            return
+        await self._publish_task_configs(name, configs)
+
+    async def _publish_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        if self.membership.is_leader:
+            await asyncio.to_thread(self.config_store.put_task_configs, name, configs)
+            return
+        leader = self.membership.leader_url
+        if leader is None:
+            log.info("No leader known to publish task configs of %s to; retrying after the next rebalance", name)
+            return
+        body = self.dumps(configs)
+        headers = {"Content-Type": "application/json"}
+        key = self.config_store.snapshot().session_key
+        if self.membership.sessioned and key is not None:
+            headers.update(signature_headers(key, str(self.worker_config.get("inter.worker.signature.algorithm")),
+                                             body))
+        url = f"{leader.rstrip('/')}/connectors/{name}/tasks?forward=true"
+        try:
+            async with httpx.AsyncClient(timeout=30) as client:
+                reply = await client.post(url, content=body, headers=headers)
+            if reply.status_code < 400:
+                return
+            log.warning("Leader refused task configs of %s: %s %s", name, reply.status_code, reply.text)
+        except httpx.HTTPError as e:
+            log.warning("Could not publish task configs of %s to the leader at %s: %s", name, leader, e)
+        asyncio.get_running_loop().call_later(1.0, self._spawn_reconfigure, name)  # retry, as Kafka does
+
+    # -- internal endpoint ------------------------------------------------------------------------
+    async def put_task_configs(self, name: str, body: bytes, configs: list[dict[str, str]],
+                               signature: str | None, algorithm: str | None) -> None:
+        """``POST /connectors/{c}/tasks`` (internal): the leader writes task configs a follower generated."""
+        if self.membership.sessioned:
+            verify(self.config_store.snapshot().session_key,
+                   [str(a) for a in self.worker_config.get("inter.worker.verification.algorithms")],
+                   body, signature, algorithm)
+        if not self.membership.is_leader:
+            raise HerderError("Cannot complete request because of a conflicting operation (e.g. worker rebalance)",
+                              status=409)
+        if not self.config_store.snapshot().contains(name):
+            raise NotFoundError(f"Connector {name} not found")
+        await asyncio.to_thread(self.config_store.put_task_configs, name, configs)
+
+    # -- ConfigUpdateListener (log thread) --------------------------------------------------------
+    def on_connector_config_update(self, connector: str, removed: bool) -> None:
+        self._spawn(lambda: self._connector_changed(connector, removed))
+
+    def on_task_config_update(self, connector: str) -> None:
+        self._spawn(lambda: self._tasks_changed(connector))
+
+    def on_target_state_change(self, connector: str) -> None:
+        self._spawn(lambda: self._target_changed(connector))
+
+    def on_restart_request(self, request: RestartRequest) -> None:
+        self._spawn(lambda: self._restart(request))
+
+    def on_session_key_update(self, key: SessionKey) -> None:
+        log.info("Session key updated (%s, created %d)", key.algorithm, key.creation_timestamp)
+
+    async def _connector_changed(self, name: str, removed: bool) -> None:
+        async with self._lock:
+            new = name not in self._known
+            if removed:
+                self._known.discard(name)
+                await self._stop_work({name}, {t for t in self._running_tasks if t.connector == name})
+            else:
+                self._known.add(name)
+                if name in self._running_connectors:
+                    await self._stop_work({name}, set())
+                    await self._start_connector(name)
+            if (removed or new) and self.membership.is_leader:
+                self.membership.request_rejoin(f"connector {name} {'removed' if removed else 'added'}")
+
+    async def _tasks_changed(self, name: str) -> None:
+        async with self._lock:
+            mine = {t for t in self._running_tasks if t.connector == name}
+            if mine:
+                await self._stop_work(set(), mine)
+                for task_id in sorted(mine & self.membership.tasks):
+                    if task_id in self.config_store.snapshot().task_ids(name):
+                        await self._start_task(task_id)
+            if self.membership.is_leader:
+                self.membership.request_rejoin(f"task configs of {name} changed")
+
+    async def _target_changed(self, name: str) -> None:
+        async with self._lock:
+            snapshot = self.config_store.snapshot()
+            if not snapshot.contains(name):
+                return
+            target = snapshot.target_state(name)
+            mine = {t for t in self._running_tasks if t.connector == name}
+            if target is TargetState.STOPPED and mine:
+                await self._stop_work(set(), mine)
+            if name in self._running_connectors or mine:
+                await asyncio.to_thread(self.worker.set_target_state, name, target)
+            if target is TargetState.STARTED and name in self._running_connectors:
+                await self._reconfigure(name)
+
+    async def _restart(self, request: RestartRequest) -> None:
+        async with self._lock:
+            name = request.connector
+            if not self.config_store.snapshot().contains(name):
+                return
+            status = self.status_store.get(name)
+            restart_connector = name in self._running_connectors and (
+                not request.only_failed or (status is not None and status.state is State.FAILED))
+            tasks = {t for t in self._running_tasks if t.connector == name and request.include_tasks}
+            if request.only_failed:
+                tasks = {t for t in tasks if (s := self.status_store.get_task(t)) is not None
+                         and s.state is State.FAILED}
+            if restart_connector:
+                self._put(name, State.RESTARTING)
+            for t in tasks:
+                self._put_task(t, State.RESTARTING)
+            await self._stop_work({name} if restart_connector else set(), tasks)
+            for t in sorted(tasks):
+                await self._start_task(t)
+            if restart_connector:
+                await self._start_connector(name)
+
+    # -- status listener: deleted connectors and tasks leave no status behind ----------------------
+    def on_connector_shutdown(self, connector: str) -> None:
+        if self.config_store.snapshot().contains(connector):
+            super().on_connector_shutdown(connector)
+        else:
+            self._put(connector, State.DESTROYED)
+
+    def on_task_shutdown(self, task_id: ConnectorTaskId) -> None:
+        if task_id in self.config_store.snapshot().task_ids(task_id.connector):
+            super().on_task_shutdown(task_id)
+        else:
+            self._put_task(task_id, State.DESTROYED)
+
+    # -- leader and owner checks used by the REST operations -------------------------------------
+    def require_leader(self) -> None:
+        if not self.membership.is_leader:
+            raise NotLeaderError("This worker is not able to communicate with the leader of the cluster, "
+                                 "which is required for dynamically-reconfiguring connectors.",
+                                 self.membership.leader_url)
+
+    def require_owner(self, item: str | ConnectorTaskId) -> bool:
+        """True if this worker runs ``item``; else forward to the leader, or (leader) to the owner."""
+        if (item in self._running_connectors) or (item in self._running_tasks):
+            return True
+        if not self.membership.is_leader:
+            raise NotLeaderError("Cannot restart a connector or task that is not running on this worker",
+                                 self.membership.leader_url)
+        owner = self.membership.owner_url(item)
+        if owner is None:
+            raise HerderError(f"Cannot complete request because {item} is not assigned to any worker yet "
+                              "(likely because a rebalance is underway)", status=409)
+        raise NotLeaderError(f"{item} is not assigned to this worker", owner)
+
+    async def restart_connector_instance(self, name: str) -> None:
+        async with self._lock:
+            await self._stop_work({name}, set())
+            await self._start_connector(name)
+
+    async def restart_task_instance(self, task_id: ConnectorTaskId) -> None:
+        async with self._lock:
+            if task_id not in self.config_store.snapshot().task_ids(task_id.connector):
+                raise NotFoundError(f"Unknown task: {task_id}")
+            await self._stop_work(set(), {task_id})
+            await self._start_task(task_id)
+
+    async def planned_restart(self, name: str, include_tasks: bool, only_failed: bool) -> ConnectorStateInfo:
+        """The leader's answer to a restart with tasks: the states it plans to restart, marked RESTARTING."""
+        info = await self.connector_status(name)
+        restart_connector = not only_failed or info.connector.state is State.FAILED
+        connector = info.connector
+        if restart_connector:
+            connector = type(connector)(State.RESTARTING, connector.worker_id, None)
+        tasks = [type(t)(t.id, State.RESTARTING, t.worker_id, None)
+                 if include_tasks and (not only_failed or t.state is State.FAILED) else t for t in info.tasks]
+        await asyncio.to_thread(self.config_store.put_restart_request,
+                                RestartRequest(name, include_tasks, only_failed))
+        return ConnectorStateInfo(name, connector, tasks, info.type)
+
+    def check_stopped(self, name: str) -> dict[str, str]:
+        snapshot = self.config_store.snapshot()
+        raw = snapshot.connector_config(name)
+        if raw is None:
+            raise NotFoundError(f"Connector {name} not found")
+        if snapshot.target_state(name) is not TargetState.STOPPED or snapshot.task_ids(name):
+            raise BadRequestError(
+                "Connectors must be in the STOPPED state before their offsets can be modified. This can be done "
+                f"for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint")
+        return raw

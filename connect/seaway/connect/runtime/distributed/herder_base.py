@@ -1,0 +1,286 @@
+"""The REST-facing half of the distributed herder: reads from the stores, writes by the rules.
+
+Reads (connectors, configs, statuses, offsets) are answered from this worker's copy of the
+internal topics. Writes check who may do them: :meth:`DistributedHerderBase.require_leader`
+(connector configs, stop, restarts with tasks, offsets) or
+:meth:`~DistributedHerderBase.require_owner` (plain connector and task restarts), both of
+which raise :class:`NotLeaderError` with the URL the REST layer forwards to. Pause and resume
+are written by whichever worker receives them. The cluster mechanics (assignment, events)
+live in ``herder.py``.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import json
+from typing import Any
+
+from seaway.connect.runtime.abstract_herder import AbstractHerder, invalid_config_message
+from seaway.connect.runtime.distributed.config import DistributedConfig
+from seaway.connect.runtime.distributed.connect_protocol import ExtendedAssignment
+from seaway.connect.runtime.distributed.kafka_stores import (
+    KafkaConfigBackingStore,
+    KafkaOffsetBackingStore,
+    KafkaStatusBackingStore,
+    RestartRequest,
+    SessionKey,
+)
+from seaway.connect.runtime.distributed.membership import WorkerMembership
+from seaway.connect.runtime.herder import (
+    AlreadyExistsError,
+    BadRequestError,
+    ConfigInfos,
+    ConnectorInfo,
+    ConnectorOffsets,
+    ConnectorStateInfo,
+    ConnectorTaskId,
+    Created,
+    HerderError,
+    NotFoundError,
+    TargetState,
+    TaskInfo,
+    TaskState,
+)
+from seaway.connect.runtime.offsets_admin import OffsetsAdmin
+from seaway.connect.runtime.plugins import Plugins
+from seaway.connect.runtime.worker import Worker
+
+__all__ = ["DistributedHerderBase"]
+
+
+class DistributedHerderBase(AbstractHerder):
+    """Stores, worker and membership of one distributed worker, and the Herder operations."""
+
+    status_store: KafkaStatusBackingStore
+
+    def __init__(self, config: DistributedConfig, *, plugins: Plugins | None = None) -> None:
+        self.worker_config: DistributedConfig = config
+        self.plugins_registry = plugins or config.plugins
+        self.url = config.advertised_url()
+        base: dict[str, Any] = {"bootstrap.servers": config.bootstrap_servers}
+        producer = {**base, **config.client_props("producer.")}
+        consumer = {**base, **config.client_props("consumer.")}
+        self.config_store = KafkaConfigBackingStore(
+            str(config.get("config.storage.topic")), {**producer, "client.id": config.client_id("configs")},
+            {**consumer, "client.id": config.client_id("configs")}, listener=self)
+        self.status_store = KafkaStatusBackingStore(
+            str(config.get("status.storage.topic")), {**producer, "client.id": config.client_id("statuses")},
+            {**consumer, "client.id": config.client_id("statuses")})
+        offset_store = KafkaOffsetBackingStore(
+            str(config.get("offset.storage.topic")), {**producer, "client.id": config.client_id("offsets")},
+            {**consumer, "client.id": config.client_id("offsets")})
+        self.worker = Worker(config.worker_id(), config, offset_store, self, plugins=self.plugins_registry)
+        self.worker.on_reconfigure = self._request_reconfiguration
+        self.offsets_admin = OffsetsAdmin(self)
+        self.membership = WorkerMembership(config, self.url, self.config_store, self)
+        self._cluster_id = ""
+        self._ready = False
+
+    def admin_config(self) -> dict[str, Any]:
+        return {"bootstrap.servers": self.worker_config.bootstrap_servers,
+                **self.worker_config.client_props("admin."), "client.id": self.worker_config.client_id("shared-admin")}
+
+    @staticmethod
+    def dumps(value: Any) -> bytes:
+        return json.dumps(value, separators=(",", ":")).encode("utf-8")
+
+    @property
+    def kafka_cluster_id(self) -> str:
+        return self._cluster_id
+
+    def is_ready(self) -> bool:
+        return self._ready
+
+    # -- hooks implemented by the cluster half ----------------------------------------------------
+    @abc.abstractmethod
+    def require_leader(self) -> None: ...
+
+    @abc.abstractmethod
+    def require_owner(self, item: str | ConnectorTaskId) -> bool: ...
+
+    @abc.abstractmethod
+    async def restart_connector_instance(self, name: str) -> None: ...
+
+    @abc.abstractmethod
+    async def restart_task_instance(self, task_id: ConnectorTaskId) -> None: ...
+
+    @abc.abstractmethod
+    async def planned_restart(self, name: str, include_tasks: bool, only_failed: bool) -> ConnectorStateInfo: ...
+
+    @abc.abstractmethod
+    def check_stopped(self, name: str) -> dict[str, str]: ...
+
+    @abc.abstractmethod
+    def _spawn_reconfigure(self, name: str) -> None: ...
+
+    def _request_reconfiguration(self, name: str) -> None:
+        """``ConnectorContext.request_task_reconfiguration`` (any thread)."""
+        self._spawn_reconfigure(name)
+
+    # the membership and config-store listeners (implemented in herder.py)
+    @abc.abstractmethod
+    def on_assignment(self, assignment: ExtendedAssignment, generation: int) -> None: ...
+
+    @abc.abstractmethod
+    def on_revoke_all(self, reason: str) -> None: ...
+
+    @abc.abstractmethod
+    def on_connector_config_update(self, connector: str, removed: bool) -> None: ...
+
+    @abc.abstractmethod
+    def on_task_config_update(self, connector: str) -> None: ...
+
+    @abc.abstractmethod
+    def on_target_state_change(self, connector: str) -> None: ...
+
+    @abc.abstractmethod
+    def on_restart_request(self, request: RestartRequest) -> None: ...
+
+    @abc.abstractmethod
+    def on_session_key_update(self, key: SessionKey) -> None: ...
+
+    # -- reads ------------------------------------------------------------------------------------
+    def _raw(self, name: str) -> dict[str, str]:
+        config = self.config_store.snapshot().connector_config(name)
+        if config is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return config
+
+    async def connectors(self) -> list[str]:
+        return self.config_store.snapshot().connectors()
+
+    async def connector_info(self, name: str) -> ConnectorInfo:
+        snapshot = self.config_store.snapshot()
+        raw = snapshot.connector_config(name)
+        if raw is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return ConnectorInfo(name, raw, snapshot.task_ids(name), self.connector_type(raw))
+
+    async def connector_config(self, name: str) -> dict[str, str]:
+        return self._raw(name)
+
+    async def task_configs(self, name: str) -> list[TaskInfo]:
+        snapshot = self.config_store.snapshot()
+        if not snapshot.contains(name):
+            raise NotFoundError(f"Connector {name} not found")
+        return [TaskInfo(t, snapshot.task_config(t) or {}) for t in snapshot.task_ids(name)]
+
+    async def connector_status(self, name: str) -> ConnectorStateInfo:
+        status = self.status_store.get(name)
+        raw = self.config_store.snapshot().connector_config(name)
+        if status is None or raw is None:
+            raise NotFoundError(f"No status found for connector {name}")
+        return ConnectorStateInfo(name, status, self.status_store.get_all(name), self.connector_type(raw))
+
+    async def task_status(self, name: str, task: int) -> TaskState:
+        status = self.status_store.get_task(ConnectorTaskId(name, task))
+        if status is None:
+            raise NotFoundError(f"No status found for task {name}-{task}")
+        return status
+
+    async def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos:
+        return await asyncio.to_thread(self.validate_sync, config)
+
+    # -- leader writes ----------------------------------------------------------------------------
+    async def put_connector_config(self, name: str, config: dict[str, str], *, allow_replace: bool,
+                                   initial_state: TargetState | None = None) -> Created:
+        self.require_leader()
+        config = {**config, "name": config.get("name", name)}
+        infos = await self.validate_connector_config(config)
+        if infos.error_count:
+            raise BadRequestError(invalid_config_message(infos))
+        self.require_leader()
+        before = self.config_store.snapshot()
+        exists = before.contains(name)
+        if exists and not allow_replace:
+            raise AlreadyExistsError(f"Connector {name} already exists")
+        await asyncio.to_thread(self.config_store.put_connector_config, name, config,
+                                None if exists else initial_state)
+        # as Kafka: the tasks known when the write was made (none for a new connector)
+        return Created(not exists, ConnectorInfo(name, config, before.task_ids(name), self.connector_type(config)))
+
+    async def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
+        self.require_leader()
+        merged = self._raw(name)
+        for key, value in patch.items():
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+        return (await self.put_connector_config(name, merged, allow_replace=True)).info
+
+    async def delete_connector(self, name: str) -> None:
+        self.require_leader()
+        self._raw(name)
+        await asyncio.to_thread(self.config_store.remove_connector_config, name)
+
+    async def stop_connector(self, name: str) -> None:
+        """KIP-875: target state STOPPED and zero task configs, both written by the leader."""
+        self.require_leader()
+        if not self.config_store.snapshot().contains(name):
+            raise NotFoundError(f"Unknown connector {name}")
+        await asyncio.to_thread(self.config_store.put_task_configs, name, [])
+        await asyncio.to_thread(self.config_store.put_target_state, name, TargetState.STOPPED)
+
+    async def restart_connector(self, name: str, *, include_tasks: bool = False, only_failed: bool = False
+                                ) -> ConnectorStateInfo | None:
+        if not self.config_store.snapshot().contains(name):
+            raise NotFoundError(f"Unknown connector: {name}")
+        if not include_tasks and not only_failed:
+            self.require_owner(name)
+            await self.restart_connector_instance(name)
+            return None
+        self.require_leader()
+        if self.status_store.get(name) is None:
+            raise NotFoundError(f"Status for connector {name} not found")
+        return await self.planned_restart(name, include_tasks, only_failed)
+
+    async def restart_task(self, name: str, task: int) -> None:
+        task_id = ConnectorTaskId(name, task)
+        if task_id not in self.config_store.snapshot().task_ids(name):
+            raise NotFoundError(f"Unknown task: {task_id}")
+        self.require_owner(task_id)
+        await self.restart_task_instance(task_id)
+
+    async def alter_connector_offsets(self, name: str, offsets: ConnectorOffsets) -> str:
+        self.require_leader()
+        raw = self.check_stopped(name)
+        if not offsets.offsets:
+            raise BadRequestError("Partitions / offsets need to be provided for an alter offsets request")
+        return await asyncio.to_thread(self.offsets_admin.alter, name, raw, offsets.offsets, reset=False)
+
+    async def reset_connector_offsets(self, name: str) -> str:
+        self.require_leader()
+        raw = self.check_stopped(name)
+        return await asyncio.to_thread(self.offsets_admin.alter, name, raw, None, reset=True)
+
+    # -- any worker -------------------------------------------------------------------------------
+    async def _set_target(self, name: str, target: TargetState) -> None:
+        if not self.config_store.snapshot().contains(name):
+            raise NotFoundError(f"Unknown connector {name}")
+        await asyncio.to_thread(self.config_store.put_target_state, name, target)
+
+    async def pause_connector(self, name: str) -> None:
+        await self._set_target(name, TargetState.PAUSED)
+
+    async def resume_connector(self, name: str) -> None:
+        await self._set_target(name, TargetState.STARTED)
+
+    async def connector_offsets(self, name: str) -> ConnectorOffsets:
+        raw = self._raw(name)
+        return await asyncio.to_thread(self.offsets_admin.read, name, raw)
+
+    def _check_tracking(self, reset: bool = False) -> None:
+        if not self.worker_config.get("topic.tracking.enable"):
+            raise HerderError("Topic tracking is disabled.", status=403)
+        if reset and not self.worker_config.get("topic.tracking.allow.reset"):
+            raise HerderError("Topic tracking reset is disabled.", status=403)
+
+    async def connector_active_topics(self, name: str) -> list[str]:
+        self._check_tracking()
+        return self.status_store.topics(name)
+
+    async def reset_connector_active_topics(self, name: str) -> None:
+        self._check_tracking(reset=True)
+        self.status_store.reset_topics(name)

@@ -1,0 +1,501 @@
+"""Config, offset and status stores on compacted topics, in Kafka Connect's record formats.
+
+Every worker reads all three topics end to end (:class:`KafkaBasedLog`), so any of them can
+answer reads, and Java Kafka Connect workers could read what we write. Values are JSON as
+Connect's internal ``JsonConverter`` writes them with ``schemas.enable=false``; a value in the
+``{"schema": ..., "payload": ...}`` envelope is read too. Keys and values::
+
+    config topic (1 partition)
+        connector-<name>          {"properties": {...}}                  tombstone = deleted
+        task-<name>-<n>           {"properties": {...}}                  applied at the commit
+        commit-<name>             {"tasks": N}
+        target-state-<name>       {"state": "STARTED|PAUSED", "state.v2": "STARTED|PAUSED|STOPPED"}
+        restart-connector-<name>  {"include-tasks": bool, "only-failed": bool}
+        session-key               {"key": base64, "algorithm": "HmacSHA256", "creation-timestamp": ms}
+    offsets topic                 key ["<connector>", {partition}]  value {offset} | tombstone
+    status topic
+        status-connector-<name>   {"state", "trace", "worker_id", "generation"}
+        status-task-<name>-<n>    the same; tombstone on delete (DESTROYED)
+        status-topic-<topic>:connector-<name>  {"topic": {"name", "connector", "task", "discoverTimestamp"}}
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from confluent_kafka import Message
+from seaway.connect.runtime.distributed.kafka_log import KafkaBasedLog
+from seaway.connect.runtime.herder import ConnectorState, ConnectorTaskId, State, TargetState, TaskState
+from seaway.connect.runtime.offsets import OffsetBackingStore
+from seaway.connect.runtime.stores import MemoryStatusBackingStore
+
+__all__ = [
+    "ClusterConfigState",
+    "ConfigUpdateListener",
+    "KafkaConfigBackingStore",
+    "KafkaOffsetBackingStore",
+    "KafkaStatusBackingStore",
+    "RestartRequest",
+    "SessionKey",
+    "dumps",
+    "loads",
+]
+
+log = logging.getLogger(__name__)
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON, as Jackson writes it (field order kept)."""
+    return json.dumps(value, separators=(",", ":")).encode("utf-8")
+
+
+def loads(raw: bytes | None) -> Any:
+    """A record value: None for a tombstone; the payload of a with-schema envelope."""
+    if raw is None:
+        return None
+    value = json.loads(raw)
+    if isinstance(value, dict) and set(value) == {"schema", "payload"}:
+        return value["payload"]
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class SessionKey:
+    """KIP-507's key for signing internal requests, distributed through the config topic."""
+
+    key: bytes
+    algorithm: str
+    creation_timestamp: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": base64.b64encode(self.key).decode("ascii"), "algorithm": self.algorithm,
+                "creation-timestamp": self.creation_timestamp}
+
+
+@dataclass(frozen=True, slots=True)
+class RestartRequest:
+    connector: str
+    include_tasks: bool
+    only_failed: bool
+
+
+@dataclass(slots=True)
+class ClusterConfigState:
+    """A consistent copy of the config topic's state at ``offset`` (Kafka's ``ClusterConfigState``)."""
+
+    offset: int = -1
+    connector_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    task_counts: dict[str, int] = field(default_factory=dict)
+    task_config_map: dict[ConnectorTaskId, dict[str, str]] = field(default_factory=dict)
+    target_states: dict[str, TargetState] = field(default_factory=dict)
+    inconsistent: set[str] = field(default_factory=set)
+    session_key: SessionKey | None = None
+
+    def copy(self) -> ClusterConfigState:
+        return ClusterConfigState(self.offset, {k: dict(v) for k, v in self.connector_configs.items()},
+                                  dict(self.task_counts), {k: dict(v) for k, v in self.task_config_map.items()},
+                                  dict(self.target_states), set(self.inconsistent), self.session_key)
+
+    def connectors(self) -> list[str]:
+        return sorted(self.connector_configs)
+
+    def contains(self, name: str) -> bool:
+        return name in self.connector_configs
+
+    def connector_config(self, name: str) -> dict[str, str] | None:
+        config = self.connector_configs.get(name)
+        return dict(config) if config is not None else None
+
+    def target_state(self, name: str) -> TargetState:
+        return self.target_states.get(name, TargetState.STARTED)
+
+    def task_ids(self, name: str) -> list[ConnectorTaskId]:
+        if name in self.inconsistent:
+            return []
+        return [ConnectorTaskId(name, i) for i in range(self.task_counts.get(name, 0))]
+
+    def all_task_ids(self) -> list[ConnectorTaskId]:
+        return [t for name in self.connectors() for t in self.task_ids(name)]
+
+    def task_config(self, task_id: ConnectorTaskId) -> dict[str, str] | None:
+        config = self.task_config_map.get(task_id)
+        return dict(config) if config is not None else None
+
+    def task_configs(self, name: str) -> list[dict[str, str]]:
+        return [dict(self.task_config_map.get(t, {})) for t in self.task_ids(name)]
+
+
+class ConfigUpdateListener(Protocol):
+    """What the herder hears from the config topic (called on the log's thread, after start)."""
+
+    def on_connector_config_update(self, connector: str, removed: bool) -> None: ...
+
+    def on_task_config_update(self, connector: str) -> None: ...
+
+    def on_target_state_change(self, connector: str) -> None: ...
+
+    def on_restart_request(self, request: RestartRequest) -> None: ...
+
+    def on_session_key_update(self, key: SessionKey) -> None: ...
+
+
+class KafkaConfigBackingStore:
+    """The config topic: writes wait for their read-back, so the snapshot reflects them on return."""
+
+    def __init__(self, topic: str, producer_config: dict[str, Any], consumer_config: dict[str, Any],
+                 listener: ConfigUpdateListener | None = None) -> None:
+        self._lock = threading.Lock()
+        self._state = ClusterConfigState()
+        self._deferred: dict[str, dict[int, dict[str, str]]] = {}
+        self._started = False
+        self.listener = listener
+        self.log = KafkaBasedLog(topic, producer_config, consumer_config, self._apply, name="configs")
+
+    def start(self, timeout: float = 60.0) -> None:
+        self.log.start(timeout)
+        self._started = True
+
+    def stop(self) -> None:
+        self.log.stop()
+
+    def read_to_end(self, timeout: float = 30.0) -> int:
+        self.log.read_to_end(timeout)
+        return self.offset
+
+    @property
+    def offset(self) -> int:
+        with self._lock:
+            return self._state.offset
+
+    def snapshot(self) -> ClusterConfigState:
+        with self._lock:
+            return self._state.copy()
+
+    # -- writes (the leader's, except target states) ---------------------------------------------
+    def _write(self, records: list[tuple[str, Any]], timeout: float = 30.0) -> None:
+        self.log.send_all([(k.encode("utf-8"), None if v is None else dumps(v)) for k, v in records], timeout)
+        self.log.read_to_end(timeout)
+
+    def put_connector_config(self, name: str, config: Mapping[str, str], target: TargetState | None = None) -> None:
+        records: list[tuple[str, Any]] = []
+        if target is not None:
+            records.append(_target_record(name, target))
+        records.append((f"connector-{name}", {"properties": dict(config)}))
+        self._write(records)
+
+    def remove_connector_config(self, name: str) -> None:
+        self._write([(f"connector-{name}", None), (f"target-state-{name}", None)])
+
+    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        records: list[tuple[str, Any]] = [(f"task-{name}-{i}", {"properties": dict(c)})
+                                          for i, c in enumerate(configs)]
+        records.append((f"commit-{name}", {"tasks": len(configs)}))
+        self._write(records)
+
+    def put_target_state(self, name: str, state: TargetState) -> None:
+        self._write([_target_record(name, state)])
+
+    def put_restart_request(self, request: RestartRequest) -> None:
+        self._write([(f"restart-connector-{request.connector}",
+                      {"include-tasks": request.include_tasks, "only-failed": request.only_failed})])
+
+    def put_session_key(self, key: SessionKey) -> None:
+        self._write([("session-key", key.to_json())])
+
+    # -- reads (the log's thread) ----------------------------------------------------------------
+    def _apply(self, message: Message) -> None:
+        raw_key = message.key()
+        key = raw_key.decode("utf-8") if isinstance(raw_key, bytes) else str(raw_key or "")
+        try:
+            value = loads(message.value())
+        except ValueError:
+            log.error("Ignoring config record %s at offset %s: value is not JSON", key, message.offset())
+            value = None
+            if message.value() is not None:
+                return
+        notify: Callable[[], None] | None = None
+        with self._lock:
+            self._state.offset = int(message.offset() or 0) + 1
+            notify = self._apply_locked(key, value)
+        if notify is not None and self._started and self.listener is not None:
+            notify()
+
+    def _apply_locked(self, key: str, value: Any) -> Callable[[], None] | None:
+        state, listener = self._state, self.listener
+        if key.startswith("connector-"):
+            name = key[len("connector-"):]
+            if value is None:
+                state.connector_configs.pop(name, None)
+                state.task_counts.pop(name, None)
+                state.inconsistent.discard(name)
+                self._deferred.pop(name, None)
+                for task_id in [t for t in state.task_config_map if t.connector == name]:
+                    del state.task_config_map[task_id]
+                return lambda: listener.on_connector_config_update(name, True) if listener else None
+            props = value.get("properties") if isinstance(value, dict) else None
+            if not isinstance(props, dict):
+                log.error("Ignoring malformed connector config record %s", key)
+                return None
+            state.connector_configs[name] = {str(k): str(v) for k, v in props.items()}
+            state.target_states.setdefault(name, TargetState.STARTED)
+            return lambda: listener.on_connector_config_update(name, False) if listener else None
+        if key.startswith("task-"):
+            parsed = _split_task(key[len("task-"):])
+            props = value.get("properties") if isinstance(value, dict) else None
+            if parsed is not None and isinstance(props, dict):
+                self._deferred.setdefault(parsed.connector, {})[parsed.task] = {str(k): str(v)
+                                                                               for k, v in props.items()}
+            return None
+        if key.startswith("commit-"):
+            name = key[len("commit-"):]
+            count = value.get("tasks") if isinstance(value, dict) else None
+            if not isinstance(count, int):
+                return None
+            deferred = self._deferred.pop(name, {})
+            if any(i not in deferred for i in range(count)):
+                log.warning("Task configs of connector %s are incomplete at its commit; marking it inconsistent", name)
+                state.inconsistent.add(name)
+            else:
+                state.inconsistent.discard(name)
+                for task_id in [t for t in state.task_config_map if t.connector == name]:
+                    del state.task_config_map[task_id]
+                for i in range(count):
+                    state.task_config_map[ConnectorTaskId(name, i)] = deferred[i]
+                state.task_counts[name] = count
+            return lambda: listener.on_task_config_update(name) if listener else None
+        if key.startswith("target-state-"):
+            name = key[len("target-state-"):]
+            if value is None:
+                state.target_states.pop(name, None)
+                return None
+            raw = value.get("state.v2", value.get("state")) if isinstance(value, dict) else None
+            try:
+                state.target_states[name] = TargetState(str(raw))
+            except ValueError:
+                log.error("Ignoring target state %r of connector %s", raw, name)
+                return None
+            return lambda: listener.on_target_state_change(name) if listener else None
+        if key.startswith("restart-connector-") and isinstance(value, dict):
+            request = RestartRequest(key[len("restart-connector-"):], bool(value.get("include-tasks")),
+                                     bool(value.get("only-failed")))
+            return lambda: listener.on_restart_request(request) if listener else None
+        if key == "session-key" and isinstance(value, dict):
+            try:
+                session = SessionKey(base64.b64decode(str(value["key"])), str(value["algorithm"]),
+                                     int(value["creation-timestamp"]))
+            except (KeyError, ValueError):
+                log.error("Ignoring malformed session key record")
+                return None
+            state.session_key = session
+            return lambda: listener.on_session_key_update(session) if listener else None
+        return None  # logger-cluster-*, tasks-fencing-*: not acted on here
+
+
+def _target_record(name: str, target: TargetState) -> tuple[str, Any]:
+    legacy = TargetState.PAUSED if target is TargetState.STOPPED else target
+    return f"target-state-{name}", {"state": legacy.value, "state.v2": target.value}
+
+
+def _split_task(text: str) -> ConnectorTaskId | None:
+    name, _, number = text.rpartition("-")
+    return ConnectorTaskId(name, int(number)) if name and number.isdigit() else None
+
+
+class KafkaOffsetBackingStore(OffsetBackingStore):
+    """Source offsets in the offsets topic; every worker holds the whole map."""
+
+    def __init__(self, topic: str, producer_config: dict[str, Any], consumer_config: dict[str, Any]) -> None:
+        super().__init__()
+        self.log = KafkaBasedLog(topic, producer_config, consumer_config, self._apply, name="offsets")
+
+    def start(self) -> None:
+        self.log.start()
+
+    def stop(self) -> None:
+        self.log.stop()
+
+    def _apply(self, message: Message) -> None:
+        key, value = message.key(), message.value()
+        if not isinstance(key, bytes):
+            return
+        with self._lock:
+            if value is None:
+                self._data.pop(key, None)
+            else:
+                self._data[key] = bytes(value)
+
+    def get(self, keys: Iterable[bytes]) -> dict[bytes, bytes | None]:
+        self.log.read_to_end()
+        return super().get(keys)
+
+    def set(self, values: Mapping[bytes, bytes | None]) -> None:
+        """Write ``values`` and wait for the acknowledgements (the data is durable on return)."""
+        self.log.send_all(list(values.items()))
+        with self._lock:
+            for k, v in values.items():
+                if v is None:
+                    self._data.pop(k, None)
+                else:
+                    self._data[k] = v
+
+    def connector_partitions(self, connector: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        self.log.read_to_end()
+        return super().connector_partitions(connector)
+
+
+class KafkaStatusBackingStore(MemoryStatusBackingStore):
+    """Statuses in the status topic, cached in memory (the parent) for reads.
+
+    UNASSIGNED and FAILED are written "safely" (Kafka's ``putSafe``): not over a status that
+    another worker wrote in a newer generation, so a slow shutdown on an old owner cannot
+    overwrite the new owner's RUNNING.
+    """
+
+    SAFE_STATES = (State.UNASSIGNED, State.FAILED)
+
+    def __init__(self, topic: str, producer_config: dict[str, Any], consumer_config: dict[str, Any]) -> None:
+        super().__init__()
+        self.generation = -1
+        self._meta: dict[str, tuple[str, int]] = {}  # key -> (worker_id, generation) of the cached value
+        self.log = KafkaBasedLog(topic, producer_config, consumer_config, self._apply, name="statuses")
+
+    def start(self) -> None:
+        self.log.start()
+
+    def stop(self) -> None:
+        self.log.stop()
+
+    def read_to_end(self, timeout: float = 30.0) -> None:
+        self.log.read_to_end(timeout)
+
+    def connectors(self) -> list[str]:
+        """Connectors that have a status (the leader removes those whose config is gone)."""
+        with self._lock:
+            return sorted(self._connectors)
+
+    def _send(self, key: str, value: Any) -> None:
+        self.log.send(key.encode("utf-8"), None if value is None else dumps(value))
+
+    def _safe(self, key: str, state: State, worker_id: str) -> bool:
+        if state not in self.SAFE_STATES:
+            return True
+        with self._lock:
+            previous = self._meta.get(key)
+        return previous is None or previous[0] == worker_id or previous[1] <= self.generation
+
+    def _value(self, state: State, trace: str | None, worker_id: str) -> dict[str, Any]:
+        return {"state": state.value, "trace": trace, "worker_id": worker_id, "generation": self.generation}
+
+    def put(self, connector: str, status: ConnectorState) -> None:
+        key = f"status-connector-{connector}"
+        if not self._safe(key, status.state, status.worker_id):
+            return
+        destroyed = status.state is State.DESTROYED
+        self._send(key, None if destroyed else self._value(status.state, status.trace, status.worker_id))
+        self._remember(key, None if destroyed else status.worker_id)
+        super().put(connector, status)
+
+    def put_task(self, task_id: ConnectorTaskId, status: TaskState) -> None:
+        key = f"status-task-{task_id}"
+        if not self._safe(key, status.state, status.worker_id):
+            return
+        destroyed = status.state is State.DESTROYED
+        self._send(key, None if destroyed else self._value(status.state, status.trace, status.worker_id))
+        self._remember(key, None if destroyed else status.worker_id)
+        super().put_task(task_id, status)
+
+    def _remember(self, key: str, worker_id: str | None) -> None:
+        with self._lock:
+            if worker_id is None:
+                self._meta.pop(key, None)
+            else:
+                self._meta[key] = (worker_id, self.generation)
+
+    def remove_tasks(self, connector: str, keep: int = 0) -> None:
+        for status in self.get_all(connector):
+            if status.id >= keep:
+                self._send(f"status-task-{connector}-{status.id}", None)
+        super().remove_tasks(connector, keep)
+
+    def remove(self, connector: str) -> None:
+        self._send(f"status-connector-{connector}", None)
+        self.remove_tasks(connector)
+        super().remove(connector)
+
+    def put_topic(self, connector: str, task: int, topic: str) -> None:
+        if topic in self.topics(connector):
+            return
+        super().put_topic(connector, task, topic)
+        with self._lock:
+            status = self._topics[connector][topic]
+        self._send(f"status-topic-{topic}:connector-{connector}",
+                   {"topic": {"name": topic, "connector": connector, "task": task,
+                              "discoverTimestamp": status.discover_timestamp}})
+
+    def reset_topics(self, connector: str) -> None:
+        for topic in self.topics(connector):
+            self._send(f"status-topic-{topic}:connector-{connector}", None)
+        super().reset_topics(connector)
+
+    # -- reads (the log's thread) ----------------------------------------------------------------
+    def _apply(self, message: Message) -> None:
+        raw_key = message.key()
+        if not isinstance(raw_key, bytes):
+            return
+        key = raw_key.decode("utf-8", "replace")
+        try:
+            value = loads(message.value())
+        except ValueError:
+            return
+        if key.startswith("status-connector-"):
+            name = key[len("status-connector-"):]
+            status = _status(value)
+            if status is None:
+                MemoryStatusBackingStore.put(self, name, ConnectorState(State.DESTROYED, ""))
+            else:
+                MemoryStatusBackingStore.put(self, name, ConnectorState(status[0], status[2], status[1]))
+            self._remember_read(key, status)
+        elif key.startswith("status-task-"):
+            task_id = _split_task(key[len("status-task-"):])
+            if task_id is None:
+                return
+            status = _status(value)
+            state = TaskState(task_id.task, State.DESTROYED, "") if status is None else TaskState(
+                task_id.task, status[0], status[2], status[1])
+            MemoryStatusBackingStore.put_task(self, task_id, state)
+            self._remember_read(key, status)
+        elif key.startswith("status-topic-"):
+            topic, sep, rest = key[len("status-topic-"):].rpartition(":connector-")
+            if not sep:
+                return
+            with self._lock:
+                if value is None:
+                    self._topics.get(rest, {}).pop(topic, None)
+            if isinstance(value, dict) and isinstance(value.get("topic"), dict):
+                info = value["topic"]
+                MemoryStatusBackingStore.put_topic(self, rest, int(info.get("task", 0)), topic)
+
+    def _remember_read(self, key: str, status: tuple[State, str | None, str, int] | None) -> None:
+        with self._lock:
+            if status is None:
+                self._meta.pop(key, None)
+            else:
+                self._meta[key] = (status[2], status[3])
+
+
+def _status(value: Any) -> tuple[State, str | None, str, int] | None:
+    """``(state, trace, worker_id, generation)`` of a status value; None for a tombstone or garbage."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        state = State(str(value.get("state")))
+    except ValueError:
+        return None
+    trace = value.get("trace")
+    return state, str(trace) if trace else None, str(value.get("worker_id", "")), int(value.get("generation", -1))

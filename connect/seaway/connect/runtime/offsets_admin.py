@@ -1,0 +1,155 @@
+"""Reading, altering and resetting a connector's offsets (KIP-875), for ``/connectors/{c}/offsets``.
+
+Source connectors: the partitions/offsets in the worker's offset store, as the connector wrote
+them. Sink connectors: the committed offsets of the connector's consumer group
+(``connect-<name>`` unless ``consumer.override.group.id``), shown as
+``{"kafka_topic", "kafka_partition"}`` -> ``{"kafka_offset"}`` and altered through the admin
+client. The connector's ``alter_offsets`` hook is consulted first and may veto.
+
+Known limitation: the admin client cannot delete single partitions' group offsets, so a sink
+PATCH with ``"offset": null`` is rejected; ``DELETE`` (reset all) deletes the group.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from confluent_kafka.admin import AdminClient
+from seaway.connect.api import DataError, SinkConnector, SourceConnector, TopicPartition
+from seaway.connect.runtime.herder import BadRequestError, ConnectorOffsets, HerderError
+from seaway.connect.runtime.offsets import encode_key, validate_offset_map
+
+if TYPE_CHECKING:
+    from seaway.connect.runtime.abstract_herder import AbstractHerder
+
+__all__ = ["OffsetsAdmin"]
+
+Pair = tuple[dict[str, Any], dict[str, Any] | None]
+
+
+def _message(altered_by_connector: bool, verb: str) -> str:
+    if altered_by_connector:
+        return f"The offsets for this connector have been {verb} successfully"
+    return (f"The Connect framework-managed offsets for this connector have been {verb} successfully. However, if "
+            f"this connector manages offsets externally, they will need to be manually {verb} in the system that "
+            "the connector uses.")
+
+
+def _as_int(value: Any, key: str, what: str) -> int:
+    if isinstance(value, bool):
+        raise BadRequestError(f"Failed to parse the following Kafka {what} value in the provided offsets: "
+                              f"'{value}'. The '{key}' key must have an integer value.")
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise BadRequestError(f"Failed to parse the following Kafka {what} value in the provided offsets: "
+                              f"'{value}'. The '{key}' key must have an integer value.") from None
+    if number < 0:
+        raise BadRequestError(f"Kafka {what}s must be greater than or equal to 0")
+    return number
+
+
+class OffsetsAdmin:
+    """Offsets operations of one herder (blocking: run them in a thread)."""
+
+    def __init__(self, herder: AbstractHerder) -> None:
+        self.herder = herder
+
+    def _group(self, name: str, raw: dict[str, str]) -> str:
+        return raw.get("consumer.override.group.id") or f"connect-{name}"
+
+    def _admin(self) -> AdminClient:
+        config: dict[str, Any] = {"bootstrap.servers": self.herder.worker_config.bootstrap_servers}
+        config.update(self.herder.worker_config.client_props("admin."))
+        return AdminClient(config)
+
+    def read(self, name: str, raw: dict[str, str]) -> ConnectorOffsets:
+        if not self.herder.worker.is_sink(raw):
+            return ConnectorOffsets(self.herder.worker.offset_store.connector_partitions(name))
+        group = self._group(name, raw)
+        admin = self._admin()  # keep a reference: futures never complete once the client is gone
+        futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])
+        try:
+            result = futures[group].result(30)
+        except KafkaException as e:
+            if "GROUP_ID_NOT_FOUND" in str(e):
+                return ConnectorOffsets([])
+            raise HerderError(f"Failed to retrieve consumer group offsets for sink connector {name}: {e}") from e
+        pairs: list[Pair] = [({"kafka_topic": tp.topic, "kafka_partition": tp.partition},
+                              {"kafka_offset": tp.offset})
+                             for tp in result.topic_partitions or [] if tp.offset >= 0]
+        return ConnectorOffsets(sorted(pairs, key=lambda p: (p[0]["kafka_topic"], p[0]["kafka_partition"])))
+
+    def alter(self, name: str, raw: dict[str, str], offsets: list[Pair] | None, *, reset: bool) -> str:
+        """Alter (``reset=False``) or reset all (``offsets=None``, ``reset=True``) and return Kafka's message."""
+        worker = self.herder.worker
+        connector = worker.connector_class(raw)()
+        resolved = worker.resolve(name, raw).data
+        verb = "reset" if reset else "altered"
+        if isinstance(connector, SinkConnector):
+            return self._alter_sink(name, raw, resolved, connector, offsets, verb)
+        assert isinstance(connector, SourceConnector)
+        if offsets is None:
+            offsets = [(p, None) for p, _ in worker.offset_store.connector_partitions(name)]
+        for partition, offset in offsets:
+            try:
+                validate_offset_map("Key", partition)
+                validate_offset_map("Offset", offset)
+            except DataError as e:
+                raise BadRequestError(str(e)) from None
+        try:
+            by_connector = bool(connector.alter_offsets(resolved, offsets))
+        except Exception as e:
+            raise BadRequestError(f"Failed to alter offsets for connector {name}: {e}") from e
+        worker.offset_store.set({encode_key(name, p): None if o is None else
+                                 json.dumps(o, sort_keys=True, separators=(",", ":")).encode()
+                                 for p, o in offsets})
+        return _message(by_connector, verb)
+
+    def _alter_sink(self, name: str, raw: dict[str, str], resolved: dict[str, str], connector: SinkConnector,
+                    offsets: list[Pair] | None, verb: str) -> str:
+        group = self._group(name, raw)
+        parsed: dict[TopicPartition, int | None] = {}
+        if offsets is None:
+            parsed = {TopicPartition(p["kafka_topic"], p["kafka_partition"]): None
+                      for p, _ in self.read(name, raw).offsets}
+        else:
+            for partition, offset in offsets:
+                if not isinstance(partition, dict) or "kafka_topic" not in partition or \
+                        "kafka_partition" not in partition:
+                    raise BadRequestError("The partition for a sink connector offset must contain the keys "
+                                          "'kafka_topic' and 'kafka_partition'")
+                tp = TopicPartition(str(partition["kafka_topic"]),
+                                    _as_int(partition["kafka_partition"], "kafka_partition", "partition"))
+                if offset is None:
+                    parsed[tp] = None
+                elif not isinstance(offset, dict) or "kafka_offset" not in offset:
+                    raise BadRequestError("The offset for a sink connector should either be null or contain the key "
+                                          "'kafka_offset'")
+                else:
+                    parsed[tp] = _as_int(offset["kafka_offset"], "kafka_offset", "offset")
+        try:
+            by_connector = bool(connector.alter_offsets(resolved, parsed))
+        except Exception as e:
+            raise BadRequestError(f"Failed to alter offsets for connector {name}: {e}") from e
+        admin = self._admin()
+        if offsets is None:
+            try:
+                admin.delete_consumer_groups([group], request_timeout=30)[group].result(30)
+            except KafkaException as e:
+                if "GROUP_ID_NOT_FOUND" not in str(e):
+                    raise HerderError(f"Failed to reset offsets of sink connector {name}: {e}") from e
+            return _message(by_connector, verb)
+        if any(o is None for o in parsed.values()):
+            raise BadRequestError("Resetting individual partitions of a sink connector is not supported yet; "
+                                  f"use 'DELETE /connectors/{name}/offsets' to reset all of them")
+        request = ConsumerGroupTopicPartitions(group, [KafkaTopicPartition(tp.topic, tp.partition, o)
+                                                       for tp, o in parsed.items() if o is not None])
+        try:
+            admin.alter_consumer_group_offsets([request])[group].result(30)
+        except KafkaException as e:
+            raise HerderError(f"Failed to alter consumer group offsets for sink connector {name}: {e}") from e
+        return _message(by_connector, verb)

@@ -1,0 +1,323 @@
+"""The Worker: Connect's data plane (Kafka's ``Worker``).
+
+The herder decides *what* runs; the worker runs it: it resolves config-provider
+placeholders, instantiates connectors, tasks, converters and SMTs through :class:`Plugins`,
+builds each task's clients (one producer per source task, one consumer per sink task) and
+starts/stops them. Its methods block (plugin code, thread joins): the herder calls them
+through ``asyncio.to_thread``, never on the event loop.
+
+Client configs follow Kafka's precedence: framework defaults < worker ``producer.*`` /
+``consumer.*`` / ``admin.*`` < connector ``*.override.*`` (when the override policy allows).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
+
+from seaway.connect.api import (
+    CONVERTER_TYPE_CONFIG,
+    ConfigProvider,
+    Connector,
+    Converter,
+    HeaderConverter,
+    SinkConnector,
+    SinkTask,
+    SourceTask,
+)
+from seaway.connect.runtime.config import ConnectorConfig, WorkerConfig
+from seaway.connect.runtime.config_providers import REDACTOR, ConfigTransformer, TransformResult, has_placeholders
+from seaway.connect.runtime.errors import (
+    DeadLetterQueueReporter,
+    ErrorReporter,
+    LogReporter,
+    RetryWithToleranceOperator,
+)
+from seaway.connect.runtime.herder import ConnectorTaskId, TargetState
+from seaway.connect.runtime.offsets import OffsetBackingStore, OffsetStorageReaderImpl, OffsetStorageWriter
+from seaway.connect.runtime.plugins import PluginKind, Plugins
+from seaway.connect.runtime.task_setup import TaskSetup
+from seaway.connect.runtime.transformation_chain import build_chain
+from seaway.connect.runtime.worker_connector import ConnectorStatusListener, WorkerConnector
+from seaway.connect.runtime.worker_sink_task import WorkerSinkTask
+from seaway.connect.runtime.worker_source_task import WorkerSourceTask
+from seaway.connect.runtime.worker_task import TaskStatusListener, WorkerTask
+
+__all__ = ["StatusListener", "Worker", "reverse_transform"]
+
+log = logging.getLogger(__name__)
+log.addFilter(REDACTOR)
+
+
+class StatusListener(ConnectorStatusListener, TaskStatusListener, Protocol):
+    """What the herder gives the worker to hear about state changes."""
+
+
+def reverse_transform(raw: dict[str, str], resolved: dict[str, str], task_configs: Iterable[dict[str, str]]
+                      ) -> list[dict[str, str]]:
+    """Task configs with resolved secrets put back as the connector's placeholders (Kafka's reverseTransform)."""
+    out = []
+    for config in task_configs:
+        config = dict(config)
+        for key, value in config.items():
+            original = raw.get(key)
+            if original is not None and has_placeholders(original) and resolved.get(key) == value:
+                config[key] = original
+        out.append(config)
+    return out
+
+
+class Worker:
+    """Runs connector and task instances; thread-safe, blocking methods."""
+
+    def __init__(self, worker_id: str, config: WorkerConfig, offset_store: OffsetBackingStore,
+                 listener: StatusListener, *, plugins: Plugins | None = None) -> None:
+        self.worker_id = worker_id
+        self.config = config
+        self.plugins = plugins or config.plugins
+        self.offset_store = offset_store
+        self.listener = listener
+        self._lock = threading.RLock()
+        self.connectors: dict[str, WorkerConnector] = {}
+        self.tasks: dict[ConnectorTaskId, WorkerTask] = {}
+        self._secrets: dict[str, frozenset[str]] = {}
+        self.on_reconfigure: Callable[[str], None] = lambda name: None
+        providers: dict[str, ConfigProvider] = {}
+        for name, (cls_name, params) in config.provider_configs().items():
+            provider = self.plugins.new_instance(PluginKind.CONFIG_PROVIDER, cls_name)
+            provider.configure(params)
+            providers[name] = provider
+        self.transformer = ConfigTransformer(providers)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        self.offset_store.start()
+        log.info("Worker %s started", self.worker_id)
+
+    def stop(self) -> None:
+        with self._lock:
+            names = list(self.connectors)
+            ids = list(self.tasks)
+        self.stop_and_await_tasks(ids)
+        for name in names:
+            self.stop_and_await_connector(name)
+        self.offset_store.stop()
+        for provider in self.transformer.providers.values():
+            provider.close()
+        log.info("Worker %s stopped", self.worker_id)
+
+    # -- configs ----------------------------------------------------------------------------------
+    def resolve(self, connector: str, raw: dict[str, str]) -> TransformResult:
+        """Resolve placeholders; remembers the secrets so statuses can be scrubbed."""
+        result = self.transformer.transform(raw)
+        if result.secrets:
+            REDACTOR.add(result.secrets)
+            with self._lock:
+                self._secrets[connector] = self._secrets.get(connector, frozenset()) | result.secrets
+        return result
+
+    def secrets(self, connector: str) -> frozenset[str]:
+        with self._lock:
+            return self._secrets.get(connector, frozenset())
+
+    def connector_class(self, raw: dict[str, str]) -> type[Connector]:
+        cls: type[Connector] = self.plugins.find(PluginKind.CONNECTOR, raw.get("connector.class", ""))
+        return cls
+
+    def is_sink(self, raw: dict[str, str]) -> bool:
+        return issubclass(self.connector_class(raw), SinkConnector)
+
+    # -- connectors -----------------------------------------------------------------------------
+    def start_connector(self, name: str, raw: dict[str, str], target: TargetState) -> bool:
+        with self._lock:
+            if name in self.connectors:
+                raise RuntimeError(f"Connector {name} already running on this worker")
+        try:
+            resolved = self.resolve(name, raw).data
+            connector = self.connector_class(raw)()
+            reader = OffsetStorageReaderImpl(self.offset_store, name)
+            worker_connector = WorkerConnector(name, connector, resolved, self.listener, reader,
+                                               lambda n: self.on_reconfigure(n))
+        except Exception as e:
+            log.error("Failed to start connector %s", name, exc_info=e)
+            self.listener.on_connector_failure(name, e)
+            return False
+        with self._lock:
+            self.connectors[name] = worker_connector
+        log.info("Creating connector %s of type %s", name, raw.get("connector.class"))
+        return worker_connector.transition_to(target)
+
+    def connector_task_configs(self, name: str, raw: dict[str, str]) -> list[dict[str, str]]:
+        with self._lock:
+            worker_connector = self.connectors.get(name)
+        if worker_connector is None or not worker_connector.running:
+            return []
+        max_tasks = int(raw.get("tasks.max", "1") or 1)
+        configs = worker_connector.task_configs(max_tasks)
+        enforce = str(raw.get("tasks.max.enforce", "true")).lower() != "false"
+        if enforce and len(configs) > max_tasks:
+            raise RuntimeError(f"The connector {name} has generated {len(configs)} tasks, which is greater than "
+                               f"{max_tasks}, the maximum number of tasks it is configured to create.")
+        return reverse_transform(raw, worker_connector.props, configs)
+
+    def stop_and_await_connector(self, name: str) -> None:
+        with self._lock:
+            worker_connector = self.connectors.pop(name, None)
+        if worker_connector is not None:
+            worker_connector.shutdown()
+
+    def set_target_state(self, name: str, target: TargetState) -> None:
+        with self._lock:
+            worker_connector = self.connectors.get(name)
+            tasks = [t for i, t in self.tasks.items() if i.connector == name]
+        if worker_connector is not None:
+            worker_connector.transition_to(target)
+        for task in tasks:
+            task.transition_to(target)
+
+    def connector_running(self, name: str) -> bool:
+        with self._lock:
+            wc = self.connectors.get(name)
+        return wc is not None and wc.running
+
+    # -- tasks ----------------------------------------------------------------------------------
+    def start_task(self, task_id: ConnectorTaskId, raw_connector: dict[str, str], raw_task: dict[str, str],
+                   target: TargetState) -> bool:
+        with self._lock:
+            if task_id in self.tasks:
+                raise RuntimeError(f"Task {task_id} already running on this worker")
+        try:
+            worker_task = self._build_task(task_id, raw_connector, raw_task, target)
+        except Exception as e:
+            log.error("Failed to start task %s", task_id, exc_info=e)
+            self.listener.on_task_failure(task_id, e)
+            return False
+        with self._lock:
+            self.tasks[task_id] = worker_task
+        worker_task.start()
+        return True
+
+    def _build_task(self, task_id: ConnectorTaskId, raw_connector: dict[str, str], raw_task: dict[str, str],
+                    target: TargetState) -> WorkerTask:
+        name = task_id.connector
+        sink = self.is_sink(raw_connector)
+        resolved_connector = self.resolve(name, raw_connector).data
+        task_config = self.resolve(name, raw_task).data
+        cc = ConnectorConfig(self.plugins, resolved_connector, sink=sink)
+        task = self.connector_class(raw_connector)().task_class()()
+        stopping = threading.Event()
+        reporters: list[ErrorReporter] = []
+        if cc.get("errors.log.enable"):
+            reporters.append(LogReporter(str(task_id), bool(cc.get("errors.log.include.messages"))))
+        dlq_topic = str(cc.get("errors.deadletterqueue.topic.name") or "") if sink else ""
+        if dlq_topic:
+            producer = self._client_config("producer", cc, f"connector-dlq-producer-{task_id}")
+            reporters.append(DeadLetterQueueReporter(
+                producer, self._client_config("admin", cc, f"connector-dlq-adminclient-{task_id}"), dlq_topic,
+                int(cc.get("errors.deadletterqueue.topic.replication.factor")),
+                bool(cc.get("errors.deadletterqueue.context.headers.enable")), name, task_id.task))
+        operator = RetryWithToleranceOperator(int(cc.get("errors.retry.timeout")),
+                                              int(cc.get("errors.retry.delay.max.ms")), cc.tolerate_all,
+                                              reporters, stopping)
+        setup = TaskSetup(
+            task_config, cc, self._converter(cc, "key.converter", True), self._converter(cc, "value.converter", False),
+            self._header_converter(cc), build_chain(cc), operator,
+            self.config.ms("offset.flush.interval.ms"), self.config.ms("offset.flush.timeout.ms"),
+            bool(self.config.get("topic.tracking.enable")))
+        worker_task: WorkerTask
+        if sink:
+            assert isinstance(task, SinkTask)
+            consumer = self._client_config("consumer", cc, f"connector-consumer-{task_id}")
+            consumer.setdefault("group.id", f"connect-{name}")
+            worker_task = WorkerSinkTask(task_id, task, setup, consumer, self.listener, target)
+        else:
+            assert isinstance(task, SourceTask)
+            producer = self._client_config("producer", cc, f"connector-producer-{task_id}")
+            worker_task = WorkerSourceTask(
+                task_id, task, setup, producer, self._client_config("admin", cc, f"connector-adminclient-{task_id}"),
+                OffsetStorageWriter(self.offset_store, name), OffsetStorageReaderImpl(self.offset_store, name),
+                self.listener, target, self._topic_creation(cc))
+        worker_task.stopping = stopping
+        return worker_task
+
+    def _client_config(self, client: str, cc: ConnectorConfig, client_id: str) -> dict[str, Any]:
+        props: dict[str, Any] = {"bootstrap.servers": self.config.bootstrap_servers, "client.id": client_id}
+        if client == "producer":
+            props.update({"acks": "all", "max.in.flight.requests.per.connection": "1",
+                          "enable.idempotence": "false", "message.timeout.ms": "0", "linger.ms": "5"})
+        elif client == "consumer":
+            props.update({"enable.auto.commit": "false", "auto.offset.reset": "earliest"})
+        props.update(self.config.client_props(client + "."))
+        if str(self.config.get("connector.client.config.override.policy")) != "None":
+            props.update(cc.client_overrides(client))
+        return props
+
+    def _converter(self, cc: ConnectorConfig, key: str, is_key: bool) -> Converter:
+        cls = cc.get(key)
+        props = cc.originals_with_prefix(key + ".")
+        if cls is None:
+            cls, props = self.config.get(key), self.config.converter_props(key)
+        converter: Converter = cls()
+        converter.configure({**props, CONVERTER_TYPE_CONFIG: "key" if is_key else "value"}, is_key)
+        return converter
+
+    def _header_converter(self, cc: ConnectorConfig) -> HeaderConverter:
+        cls = cc.get("header.converter")
+        props = cc.originals_with_prefix("header.converter.")
+        if cls is None:
+            cls, props = self.config.get("header.converter"), self.config.converter_props("header.converter")
+        converter: HeaderConverter = cls()
+        converter.configure({**props, CONVERTER_TYPE_CONFIG: "header"})
+        return converter
+
+    def _topic_creation(self, cc: ConnectorConfig) -> dict[str, Any] | None:
+        """``topic.creation.*`` as a matcher, when the worker allows it and the default group is set."""
+        if not self.config.get("topic.creation.enable"):
+            return None
+        default_partitions = cc.get("topic.creation.default.partitions")
+        default_rf = cc.get("topic.creation.default.replication.factor")
+        if default_partitions is None or default_rf is None:
+            return None
+        original = cc.originals()
+        groups: list[tuple[str, list[str], list[str]]] = []
+        for group in cc.get("topic.creation.groups"):
+            prefix = f"topic.creation.{group}."
+            groups.append((prefix, _split(original.get(prefix + "include")), _split(original.get(prefix + "exclude"))))
+        groups.append(("topic.creation.default.", [".*"], []))
+        reserved = {"include", "exclude", "partitions", "replication.factor"}
+
+        def match(topic: str) -> tuple[int, int, dict[str, str]] | None:
+            for prefix, include, exclude in groups:
+                if any(re.fullmatch(p, topic) for p in include) and not any(re.fullmatch(p, topic) for p in exclude):
+                    params = cc.originals_with_prefix(prefix)
+                    partitions = int(params.get("partitions", default_partitions))
+                    rf = int(params.get("replication.factor", default_rf))
+                    configs = {k: str(v) for k, v in params.items() if k not in reserved}
+                    return partitions, rf, configs
+            return None
+
+        return {"match": match}
+
+    def stop_and_await_tasks(self, ids: Iterable[ConnectorTaskId]) -> None:
+        """Signal every task, then join them within ``task.shutdown.graceful.timeout.ms`` in total."""
+        with self._lock:
+            tasks = [(i, self.tasks.pop(i)) for i in ids if i in self.tasks]
+        for _, task in tasks:
+            task.stop()
+        deadline = time.monotonic() + self.config.ms("task.shutdown.graceful.timeout.ms") / 1000
+        for task_id, task in tasks:
+            if not task.await_stop(deadline - time.monotonic()):
+                log.error("Graceful stop of task %s failed.", task_id)
+                task.cancel()
+
+    def task_ids(self, connector: str | None = None) -> list[ConnectorTaskId]:
+        with self._lock:
+            return sorted(i for i in self.tasks if connector is None or i.connector == connector)
+
+
+def _split(value: Any) -> list[str]:
+    return [v.strip() for v in str(value or "").split(",") if v.strip()]

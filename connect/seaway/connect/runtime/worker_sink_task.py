@@ -1,0 +1,398 @@
+"""WorkerSinkTask: consume -> converters -> transformation chain -> put (Kafka's ``WorkerSinkTask``).
+
+One confluent-kafka consumer per task, a member of group ``connect-<connector>`` (overridable
+with ``consumer.override.group.id``), subscribed to ``topics`` or ``topics.regex``. Rebalance
+callbacks become ``SinkTask.open`` / ``close`` (offsets of revoked partitions are committed
+first). Offsets are committed every ``offset.flush.interval.ms`` (or on ``request_commit``)
+with what ``pre_commit`` returns, after the errant-record reports are acknowledged.
+
+``RetriableError`` from ``put`` pauses every partition, waits ``context.timeout(ms)`` while
+still polling (to stay in the group) and delivers the same batch again. Every SinkTask call
+happens on the task thread, rebalance callbacks included (they run inside ``consume``).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException
+from confluent_kafka import TopicPartition as KafkaTopicPartition
+from seaway.connect import converters
+from seaway.connect.api import (
+    Header,
+    Headers,
+    OffsetAndMetadata,
+    RetriableError,
+    Schema,
+    SinkRecord,
+    SinkTask,
+    SinkTaskContext,
+    TimestampType,
+    TopicPartition,
+)
+from seaway.connect.converters import ByteArrayConverter, StringConverter
+from seaway.connect.runtime.config_providers import REDACTOR
+from seaway.connect.runtime.errors import RawRecord, Stage, WorkerErrantRecordReporter
+from seaway.connect.runtime.herder import ConnectorTaskId, TargetState
+from seaway.connect.runtime.task_setup import TaskSetup
+from seaway.connect.runtime.worker_task import TaskStatusListener, WorkerTask
+
+__all__ = ["WorkerSinkTask", "WorkerSinkTaskContext"]
+
+log = logging.getLogger(__name__)
+log.addFilter(REDACTOR)
+
+_IGNORED_CONSUMER_ERRORS = frozenset({KafkaError._PARTITION_EOF, KafkaError.UNKNOWN_TOPIC_OR_PART})
+_TS_TYPES = {0: TimestampType.NO_TIMESTAMP_TYPE, 1: TimestampType.CREATE_TIME, 2: TimestampType.LOG_APPEND_TIME}
+MAX_POLL_RECORDS = 500
+_FAILED: Any = object()
+DEFAULT_RETRY_TIMEOUT_MS = 1000
+# Deterministic converters whose result for a null key can be reused for the whole batch.
+_BUILTIN = frozenset(getattr(converters, name) for name in converters.__all__)
+
+
+class WorkerSinkTaskContext(SinkTaskContext):
+    """``SinkTask.context`` (task thread only, as the API promises)."""
+
+    def __init__(self, worker: WorkerSinkTask) -> None:
+        self._worker = worker
+
+    def configs(self) -> dict[str, str]:
+        return dict(self._worker.setup.task_config)
+
+    def reset_offsets(self, offsets: Mapping[TopicPartition, int]) -> None:
+        self._worker.rewinds.update(offsets)
+
+    def timeout(self, timeout_ms: int) -> None:
+        self._worker.retry_timeout_ms = timeout_ms
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._worker.assignment)
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self._worker.user_paused.update(partitions)
+        self._worker.pause_partitions(partitions)
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._worker.user_paused.difference_update(partitions)
+        if not self._worker.redelivering and not self._worker.paused:
+            self._worker.resume_partitions(partitions)
+
+    def request_commit(self) -> None:
+        self._worker.commit_requested = True
+
+    def errant_record_reporter(self) -> WorkerErrantRecordReporter | None:
+        return self._worker.errant_reporter
+
+
+class WorkerSinkTask(WorkerTask):
+    """Runs one :class:`SinkTask` on its own thread with one consumer-group member."""
+
+    def __init__(self, task_id: ConnectorTaskId, task: SinkTask, setup: TaskSetup,
+                 consumer_config: dict[str, Any], listener: TaskStatusListener, target: TargetState,
+                 errant_reporter: bool = True) -> None:
+        super().__init__(task_id, listener, target)
+        self.task = task
+        self.setup = setup
+        self.consumer_config = consumer_config
+        self.consumer: Consumer | None = None
+        self.assignment: set[TopicPartition] = set()
+        self.user_paused: set[TopicPartition] = set()
+        self.rewinds: dict[TopicPartition, int] = {}
+        self.current_offsets: dict[TopicPartition, OffsetAndMetadata] = {}
+        self.last_committed: dict[TopicPartition, OffsetAndMetadata] = {}
+        self.retry_timeout_ms = DEFAULT_RETRY_TIMEOUT_MS
+        self.commit_requested = False
+        self.redelivering: list[SinkRecord] | None = None
+        self._redeliver_at = 0.0
+        self._next_commit = 0.0
+        self._batch_offsets: dict[tuple[str, int], int] = {}
+        self.errant_reporter = (WorkerErrantRecordReporter(setup.operator, task, self._encode)
+                                if errant_reporter else None)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def initialize_and_start(self) -> None:
+        self.consumer = Consumer(self.consumer_config)
+        self.task.initialize(WorkerSinkTaskContext(self))
+        self.task.start(self.setup.task_config)
+        topics, regex = self.setup.connector_config.sink_topics()
+        subscription = topics if topics else [regex if regex.startswith("^") else "^" + regex]
+        self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke,
+                                on_lost=self._on_lost)
+        self._next_commit = time.monotonic() + self.setup.offset_flush_interval_ms / 1000
+        log.info("%s Sink task finished initialization and start", self.id)
+
+    def signal_stop(self) -> None:
+        return None  # the loop sees `stopping` within one poll timeout
+
+    def close(self) -> None:
+        consumer = self.consumer
+        try:
+            if consumer is not None and not self.failed:
+                self._close_partitions(set(self.assignment), commit=True)
+            elif self.assignment:
+                self.task.close([*self.assignment])
+            self.task.stop()
+        finally:
+            try:
+                self.setup.close()
+            finally:
+                if consumer is not None:
+                    consumer.close()
+                    self.consumer = None
+
+    def on_pause(self) -> None:
+        self.pause_partitions(self.assignment)
+
+    def on_resume(self) -> None:
+        if self.redelivering is None:
+            self.resume_partitions(self.assignment - self.user_paused)
+
+    def pause_wait_s(self) -> float:
+        return 0.0
+
+    def while_paused(self) -> None:
+        self._poll_consumer(0.2)  # keeps group membership and rebalance callbacks going
+
+    # -- rebalance callbacks (run inside consume on the task thread) -----------------------------
+    def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        assigned = [TopicPartition(p.topic, p.partition) for p in partitions]
+        self.assignment.update(assigned)
+        self.task.open(assigned)
+        if self.paused or self.redelivering is not None:
+            consumer.pause(partitions)
+        rewind = [tp for tp in assigned if tp in self.rewinds]
+        if rewind:
+            for p in partitions:
+                tp = TopicPartition(p.topic, p.partition)
+                if tp in self.rewinds:
+                    p.offset = self.rewinds.pop(tp)
+            consumer.assign(partitions)
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        self._close_partitions({TopicPartition(p.topic, p.partition) for p in partitions}, commit=True)
+
+    def _on_lost(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
+        self._close_partitions({TopicPartition(p.topic, p.partition) for p in partitions}, commit=False)
+
+    def _close_partitions(self, partitions: set[TopicPartition], *, commit: bool) -> None:
+        if not partitions:
+            return
+        if commit and self.redelivering is None:
+            self.commit_offsets(only=partitions)
+        self.task.close([*partitions])
+        self.assignment -= partitions
+        self.user_paused -= partitions
+        for tp in partitions:
+            self.current_offsets.pop(tp, None)
+            self.last_committed.pop(tp, None)
+
+    def pause_partitions(self, partitions: Any) -> None:
+        if self.consumer is not None and partitions:
+            self.consumer.pause([KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])
+
+    def resume_partitions(self, partitions: Any) -> None:
+        if self.consumer is not None and partitions:
+            self.consumer.resume([KafkaTopicPartition(tp.topic, tp.partition) for tp in partitions])
+
+    # -- the loop -------------------------------------------------------------------------------
+    def execute(self) -> None:
+        while not self.stopping.is_set():
+            if self.paused and not self.await_unpaused():
+                break
+            self.iteration()
+
+    def iteration(self) -> None:
+        now = time.monotonic()
+        if self.commit_requested or now >= self._next_commit:
+            self.commit_offsets()
+        if self.redelivering is not None:
+            wait = self._redeliver_at - time.monotonic()
+            if wait > 0:
+                self._poll_consumer(min(wait, 0.5))
+                return
+            self.deliver(self.redelivering)
+            return
+        records = self._poll_consumer(0.5)
+        self._apply_rewinds()
+        self.deliver(records)
+
+    def _poll_consumer(self, timeout: float) -> list[SinkRecord]:
+        consumer = self.consumer
+        assert consumer is not None
+        messages = consumer.consume(MAX_POLL_RECORDS, timeout)
+        if self.setup.operator.pending:
+            self.setup.operator.pending = [f for f in self.setup.operator.pending if not f.done()]
+        if not messages:
+            return []
+        return self.convert_messages(messages)
+
+    def convert_messages(self, messages: list[Any]) -> list[SinkRecord]:
+        """Messages to transformed SinkRecords (the hot path); per-batch offsets go to ``_batch_offsets``.
+
+        Built-in converters are deterministic, so a null key converts once per batch, and
+        StringConverter / ByteArrayConverter values are decoded inline (their schema is fixed);
+        anything that raises is redone through the converters under the error operator.
+        """
+        setup = self.setup
+        chain = setup.chain if setup.chain else None
+        key_converter, value_converter = setup.key_converter, setup.value_converter
+        key_conv = key_converter.to_connect_data
+        value_conv = value_converter.to_connect_data
+        header_conv = setup.header_converter.to_connect_header
+        null_key = key_conv("", None) if type(key_converter) in _BUILTIN else None
+        encoding = value_converter.encoding if type(value_converter) is StringConverter else None
+        passthrough = type(value_converter) is ByteArrayConverter
+        value_schema = (Schema.OPTIONAL_STRING_SCHEMA if encoding is not None
+                        else Schema.OPTIONAL_BYTES_SCHEMA if passthrough else None)
+        generic_value = encoding is None and not passthrough
+        offsets = self._batch_offsets
+        ts_types = _TS_TYPES
+        out: list[SinkRecord] = []
+        append = out.append
+        for msg in messages:
+            err = msg.error()
+            if err is not None:
+                if err.code() == KafkaError._PARTITION_EOF:
+                    continue
+                raise KafkaException(err)
+            topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+            offsets[(topic, partition)] = offset
+            try:
+                raw = msg.key()
+                key = null_key if raw is None and null_key is not None else key_conv(topic, raw)
+                raw = msg.value()
+                if generic_value or raw is None:
+                    sv = value_conv(topic, raw)
+                    schema, value = sv.schema, sv.value
+                else:
+                    schema, value = value_schema, (raw if passthrough else raw.decode(encoding or "utf-8"))
+                raw_headers = msg.headers()
+                headers = (Headers([Header(k, *_sv(header_conv(topic, k, v))) for k, v in raw_headers])
+                           if raw_headers else None)
+                ts_type, ts = msg.timestamp()
+                record: SinkRecord | None = SinkRecord(
+                    topic, partition, key.schema, key.value, schema, value, offset,
+                    ts if ts_type else None, ts_types[ts_type], headers)
+                if chain is not None:
+                    record = chain.apply(record)
+            except Exception:  # redone step by step below, outside this handler
+                record = _FAILED
+            if record is _FAILED:
+                record = self._convert_slow(msg)
+            if record is not None:
+                append(record)
+        return out
+
+    def _convert_slow(self, msg: Any) -> SinkRecord | None:
+        setup, op = self.setup, self.setup.operator
+        topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+        ts_type, ts = msg.timestamp()
+        raw = RawRecord(topic, partition, offset, msg.key(), msg.value(), list(msg.headers() or []),
+                        ts if ts_type else None, _TS_TYPES[ts_type].value)
+        ok, key = op.execute(lambda: setup.key_converter.to_connect_data(topic, raw.key), Stage.KEY_CONVERTER,
+                             setup.key_converter, consumed=raw)
+        if not ok or key is None:
+            return None
+        ok, value = op.execute(lambda: setup.value_converter.to_connect_data(topic, raw.value),
+                               Stage.VALUE_CONVERTER, setup.value_converter, consumed=raw)
+        if not ok or value is None:
+            return None
+        hc = setup.header_converter
+        ok, headers = op.execute(lambda: Headers([Header(k, *_sv(hc.to_connect_header(topic, k, v)))
+                                                  for k, v in raw.headers]),
+                                 Stage.HEADER_CONVERTER, hc, consumed=raw)
+        if not ok:
+            return None
+        record = SinkRecord(topic, partition, key.schema, key.value, value.schema, value.value, offset,
+                            raw.timestamp, _TS_TYPES[ts_type], headers)
+        ok, out = op.execute(lambda: setup.chain.apply(record), Stage.TRANSFORMATION, setup.chain, consumed=raw)
+        return out if ok else None
+
+    def deliver(self, records: list[SinkRecord]) -> None:
+        """``put`` a batch; on RetriableError pause everything and schedule redelivery of the same batch."""
+        try:
+            self.task.put(records)
+        except RetriableError as e:
+            log.error("%s RetriableException from SinkTask: %s; will redeliver in %d ms", self.id, e,
+                      self.retry_timeout_ms)
+            if self.redelivering is None:
+                self.pause_partitions(self.assignment)
+            self.redelivering = records
+            self._redeliver_at = time.monotonic() + self.retry_timeout_ms / 1000
+            return
+        if self.redelivering is not None:
+            self.redelivering = None
+            if not self.paused:
+                self.resume_partitions(self.assignment - self.user_paused)
+        for (topic, partition), offset in self._batch_offsets.items():
+            tp = TopicPartition(topic, partition)
+            if tp in self.assignment:
+                self.current_offsets[tp] = OffsetAndMetadata(offset + 1)
+        if self.setup.topic_tracking and records:  # the topics consumed (records' original topics)
+            for topic in {topic for topic, _ in self._batch_offsets}:
+                self.listener.on_topic(self.id, topic)
+        self._batch_offsets.clear()
+
+    def _apply_rewinds(self) -> None:
+        if not self.rewinds or self.consumer is None:
+            return
+        for tp in [tp for tp in self.rewinds if tp in self.assignment]:
+            offset = self.rewinds.pop(tp)
+            try:
+                self.consumer.seek(KafkaTopicPartition(tp.topic, tp.partition, offset))
+                self.current_offsets[tp] = OffsetAndMetadata(offset)
+            except KafkaException as e:
+                log.warning("%s Could not rewind %s to %d: %s", self.id, tp, offset, e)
+
+    # -- offsets ------------------------------------------------------------------------------------
+    def commit_offsets(self, only: set[TopicPartition] | None = None) -> None:
+        """pre_commit, then a synchronous group commit of what it returned (changed partitions only)."""
+        self.commit_requested = False
+        self._next_commit = time.monotonic() + self.setup.offset_flush_interval_ms / 1000
+        consumer = self.consumer
+        if consumer is None:
+            return
+        timeout = self.setup.offset_flush_timeout_ms / 1000
+        for reporter in self.setup.operator.reporters:
+            flush = getattr(reporter, "flush", None)
+            if flush is not None and flush(timeout) > 0:
+                log.warning("%s DLQ writes not acknowledged in time; skipping this offset commit", self.id)
+                return
+        self.setup.operator.pending.clear()
+        current = {tp: o for tp, o in self.current_offsets.items() if only is None or tp in only}
+        to_commit = self.task.pre_commit(current)
+        changed = {tp: o for tp, o in to_commit.items()
+                   if tp in self.assignment and self.last_committed.get(tp) != o}
+        if not changed:
+            return
+        try:
+            consumer.commit(offsets=[_kafka_tp(tp, o)
+                                     for tp, o in changed.items()], asynchronous=False)
+            self.last_committed.update(changed)
+        except KafkaException as e:
+            log.warning("%s Offset commit failed: %s", self.id, e)
+
+    def _encode(self, record: SinkRecord) -> RawRecord:
+        """A SinkRecord back to bytes with the task's converters (for errant-record reports)."""
+        s = self.setup
+        topic = record.topic
+        headers = [(h.key, s.header_converter.from_connect_header(topic, h.key, h.schema, h.value))
+                   for h in record.headers]
+        return RawRecord(record.original_topic, record.original_kafka_partition or 0, record.original_kafka_offset,
+                         s.key_converter.from_connect_data(topic, record.key_schema, record.key),
+                         s.value_converter.from_connect_data(topic, record.value_schema, record.value),
+                         headers, record.timestamp, record.timestamp_type.value)
+
+
+def _kafka_tp(tp: TopicPartition, offset: OffsetAndMetadata) -> KafkaTopicPartition:
+    if offset.metadata:
+        return KafkaTopicPartition(tp.topic, tp.partition, offset.offset, offset.metadata)
+    return KafkaTopicPartition(tp.topic, tp.partition, offset.offset)
+
+
+def _sv(sv: Any) -> tuple[Any, Any]:
+    return sv.schema, sv.value

@@ -1,0 +1,111 @@
+"""FileStreamSink: appends each record's value as a line to a file or stdout (Kafka's ``FileStreamSinkConnector``).
+
+Values are written as Java's ``String.valueOf`` would show them where it matters to users
+(``null``, ``true``/``false``); bytes are decoded as UTF-8. The file is opened for append and
+created if missing; ``flush`` (before each offset commit) flushes it, so committed offsets
+never run ahead of what is in the file.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any, TextIO
+
+from seaway.connect.api import (
+    ConfigDef,
+    ConfigType,
+    ConnectError,
+    Importance,
+    OffsetAndMetadata,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    Task,
+    TopicPartition,
+)
+from seaway.connectors.file._version import VERSION
+
+__all__ = ["CONFIG_DEF", "FileStreamSinkConnector", "FileStreamSinkTask"]
+
+FILE_CONFIG = "file"
+
+CONFIG_DEF = ConfigDef().define(FILE_CONFIG, ConfigType.STRING, None, None, Importance.HIGH,
+                                "Destination filename. If not specified, the standard output will be used")
+
+
+class FileStreamSinkConnector(SinkConnector):
+    """Hands the same config to ``tasks.max`` tasks (all appending to the same file)."""
+
+    def __init__(self) -> None:
+        self._props: dict[str, str] = {}
+
+    def version(self) -> str:
+        return VERSION
+
+    def start(self, props: Mapping[str, str]) -> None:
+        CONFIG_DEF.parse(props)
+        self._props = dict(props)
+
+    def task_class(self) -> type[Task]:
+        return FileStreamSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self._props) for _ in range(max_tasks)]
+
+    def stop(self) -> None:
+        """Nothing to release."""
+
+    def config(self) -> ConfigDef:
+        return CONFIG_DEF
+
+    def alter_offsets(self, connector_config: Mapping[str, str],
+                      offsets: Mapping[TopicPartition, int | None]) -> bool:
+        """The file does not track offsets: the consumer group's are the only ones, so any change is fine."""
+        return True
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", "replace")
+    return str(value)
+
+
+class FileStreamSinkTask(SinkTask):
+    """Every call comes from the task's own thread, so no locking is needed."""
+
+    def __init__(self) -> None:
+        self._filename: str | None = None
+        self._out: TextIO | None = None
+
+    def version(self) -> str:
+        return VERSION
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self._filename = CONFIG_DEF.parse(props)[FILE_CONFIG] or None
+        if self._filename is None:
+            self._out = sys.stdout
+            return
+        try:
+            self._out = open(self._filename, "a", encoding="utf-8", newline="")  # noqa: SIM115
+        except OSError as exc:
+            raise ConnectError(f"Couldn't find or create file '{self._filename}' for FileStreamSinkTask") from exc
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        if records and self._out is not None:
+            lines = [v if type(v) is str else _as_text(v) for v in [r.value for r in records]]
+            lines.append("")  # the last line's newline
+            self._out.write("\n".join(lines))
+
+    def flush(self, current_offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
+        if self._out is not None:
+            self._out.flush()
+
+    def stop(self) -> None:
+        if self._out is not None and self._out is not sys.stdout:
+            self._out.close()
+        self._out = None

@@ -1,0 +1,125 @@
+"""The lake's file system: Hadoop's ``FileSystem`` through the SparkSession's JVM gateway, and file naming.
+
+Going through Hadoop (not ``os``) is what makes ``lake.path`` any URI Spark can write:
+``file://``, ``hdfs://``, ``s3a://``... The operations the commit protocol needs are the
+ones HDFS makes atomic: ``rename`` of a file to a path that does not exist yet, ``create``,
+``delete`` and ``listStatus``. (On object stores rename is a copy: see docs/spark-sink.md.)
+
+Layout under ``lake.path``::
+
+    topic=<t>/<partitioner folders>/<topic>+<partition>+<start:020d>+<end:020d>.parquet   data
+    _commits/<topic>/<partition>/commit-<next:020d>.json                                  commit log
+    _commits/<topic>/<partition>/pending-<next:020d>.json                                 in-flight
+    _tmp/<topic>/<partition>/<uuid>.parquet                                               temp files
+    _tmp/_staging/<uuid>/                                                                 Spark job output
+
+Spark (and pyarrow.dataset) skip paths whose names start with ``_`` or ``.``, so readers see
+only committed data files. ``start``/``end`` are the first and last Kafka offsets in the file.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["COMMITS_DIR", "TMP_DIR", "DataFileName", "LakeFileSystem", "data_file_name", "parse_data_file_name"]
+
+COMMITS_DIR = "_commits"
+TMP_DIR = "_tmp"
+_NAME = re.compile(r"^(?P<topic>[a-zA-Z0-9._-]+)\+(?P<partition>\d+)\+(?P<start>\d+)\+(?P<end>\d+)\.parquet$")
+
+
+@dataclass(frozen=True, slots=True)
+class DataFileName:
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+
+def data_file_name(topic: str, partition: int, start: int, end: int) -> str:
+    """``<topic>+<partition>+<start:020d>+<end:020d>.parquet`` (Confluent's HDFS sink shape, wider padding)."""
+    return f"{topic}+{partition}+{start:020d}+{end:020d}.parquet"
+
+
+def parse_data_file_name(name: str) -> DataFileName | None:
+    m = _NAME.match(name)
+    if m is None:
+        return None
+    return DataFileName(m["topic"], int(m["partition"]), int(m["start"]), int(m["end"]))
+
+
+class LakeFileSystem:
+    """Paths relative to the lake root, operated on through ``org.apache.hadoop.fs.FileSystem``."""
+
+    def __init__(self, spark: Any, root: str) -> None:
+        self.root = root.rstrip("/")
+        jvm = spark._jvm
+        self._jvm = jvm
+        self._Path = jvm.org.apache.hadoop.fs.Path
+        self.fs = self._Path(self.root).getFileSystem(spark._jsc.hadoopConfiguration())
+
+    def uri(self, rel: str) -> str:
+        return f"{self.root}/{rel}" if rel else self.root
+
+    def _path(self, rel: str) -> Any:
+        return self._Path(self.uri(rel))
+
+    def exists(self, rel: str) -> bool:
+        return bool(self.fs.exists(self._path(rel)))
+
+    def mkdirs(self, rel: str) -> None:
+        self.fs.mkdirs(self._path(rel))
+
+    def delete(self, rel: str, recursive: bool = False) -> bool:
+        return bool(self.fs.delete(self._path(rel), recursive))
+
+    def rename(self, src: str, dst: str) -> bool:
+        """Atomic rename (HDFS, local); creates ``dst``'s parent first, as HDFS will not."""
+        parent = dst.rsplit("/", 1)[0] if "/" in dst else ""
+        if parent:
+            self.mkdirs(parent)
+        return bool(self.fs.rename(self._path(src), self._path(dst)))
+
+    def list_names(self, rel: str) -> list[str]:
+        """Names (not paths) in a folder; empty when it does not exist."""
+        path = self._path(rel)
+        if not self.fs.exists(path):
+            return []
+        return [str(s.getPath().getName()) for s in self.fs.listStatus(path)]
+
+    def list_files(self, rel: str) -> list[str]:
+        """Every file below ``rel`` (recursive), as lake-relative paths."""
+        path = self._path(rel)
+        if not self.fs.exists(path):
+            return []
+        prefix = str(self.fs.makeQualified(self._path("")).toString()).rstrip("/") + "/"
+        out: list[str] = []
+        it = self.fs.listFiles(path, True)
+        while it.hasNext():
+            full = str(it.next().getPath().toString())
+            out.append(full[len(prefix):] if full.startswith(prefix) else full)
+        return out
+
+    def write_atomic(self, rel: str, data: bytes) -> None:
+        """Create ``rel`` with ``data`` all at once: a hidden temp file beside it, then a rename."""
+        folder, _, name = rel.rpartition("/")
+        tmp = f"{folder}/.{name}.{uuid.uuid4().hex}.tmp" if folder else f".{name}.{uuid.uuid4().hex}.tmp"
+        out = self.fs.create(self._path(tmp), True)
+        try:
+            out.write(bytearray(data))
+            out.hflush()
+        finally:
+            out.close()
+        if not self.rename(tmp, rel):
+            self.delete(tmp)
+            raise OSError(f"could not rename {tmp} to {rel} in {self.root}")
+
+    def read_bytes(self, rel: str) -> bytes:
+        stream = self.fs.open(self._path(rel))
+        try:
+            return bytes(self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+        finally:
+            stream.close()

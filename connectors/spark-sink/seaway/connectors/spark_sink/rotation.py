@@ -1,0 +1,141 @@
+"""File-set boundaries for one Kafka partition: flush.size, record time, schema changes, schedule.
+
+Records of one Kafka partition accumulate in an *open set*; each set becomes one data file
+per partitioner folder, all committed together. A set is closed:
+
+* after its ``flush.size``-th record;
+* before a record whose time (Kafka timestamp, or the time partitioner's extractor) is at
+  least ``rotate.interval.ms`` after the set's first timed record (so a file spans less
+  than the interval of record time);
+* before a record whose value schema starts a new file under ``schema.compatibility``:
+  NONE: any change; BACKWARD/FULL: a newer schema version (older records are projected to
+  the set's schema); FORWARD: an older version (newer records are projected down);
+* by ``rotate.schedule.interval.ms`` on the wall clock (when enabled), at the first ``put``
+  after a boundary (multiples of the interval in ``timezone``).
+
+All rules but the last depend only on the records, so a replay cuts the same sets and names
+the same files. Records below the lake's committed offset are dropped (already landed).
+"""
+
+from __future__ import annotations
+
+import datetime
+import zoneinfo
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from seaway.connect.api import DataError, Schema, SchemaType, SinkRecord, TopicPartition
+from seaway.connectors.spark_sink.columns import project_struct
+from seaway.connectors.spark_sink.config import SparkSinkConfig
+from seaway.connectors.spark_sink.partitioner import Partitioner
+
+__all__ = ["FileSet", "PartitionBuffer"]
+
+
+@dataclass(slots=True)
+class FileSet:
+    """Closed (or still open) records of one Kafka partition: offsets ``start``..``end``."""
+
+    tp: TopicPartition
+    schema: Schema | None
+    records: list[SinkRecord] = field(default_factory=list)
+    folders: list[str] = field(default_factory=list)
+    base_time: int | None = None
+    deadline_ms: int | None = None
+
+    @property
+    def start(self) -> int:
+        return self.records[0].original_kafka_offset
+
+    @property
+    def end(self) -> int:
+        return self.records[-1].original_kafka_offset
+
+
+class PartitionBuffer:
+    """The open set of one Kafka partition and the rules that close it."""
+
+    def __init__(self, tp: TopicPartition, config: SparkSinkConfig, partitioner: Partitioner,
+                 committed: int | None = None) -> None:
+        self.tp = tp
+        self.config = config
+        self.partitioner = partitioner
+        self.committed = committed
+        self.open: FileSet | None = None
+        self._tz = zoneinfo.ZoneInfo(config.timezone)
+
+    def _new_set(self, schema: Schema | None, now_ms: int) -> FileSet:
+        fs = FileSet(self.tp, schema)
+        interval = self.config.rotate_schedule_interval_ms
+        if interval > 0:
+            offset = datetime.datetime.fromtimestamp(now_ms / 1000, self._tz).utcoffset()
+            shift = int(offset.total_seconds() * 1000) if offset is not None else 0
+            fs.deadline_ms = ((now_ms + shift) // interval + 1) * interval - shift
+        return fs
+
+    def _fits_schema(self, record: SinkRecord, current: FileSet) -> SinkRecord | None:
+        """``record`` (maybe projected) if it may join ``current``; ``None`` to rotate first."""
+        new, cur = record.value_schema, current.schema
+        if new is cur or new == cur or record.value is None:
+            return record
+        mode = self.config.schema_compatibility
+        if mode == "NONE" or new is None or cur is None:
+            return None
+        if new.version is None or cur.version is None:
+            raise DataError(f"schema.compatibility={mode} needs versioned value schemas (e.g. from the "
+                            f"schema registry); {record.topic}-{record.kafka_partition}@{record.kafka_offset} "
+                            "has none")
+        newer = new.version > cur.version
+        if new.version == cur.version or (mode in ("BACKWARD", "FULL")) == newer:
+            return None
+        if new.type is not SchemaType.STRUCT or cur.type is not SchemaType.STRUCT:
+            return None
+        return record.new_record(value_schema=cur, value=project_struct(record.value, cur))
+
+    def add(self, records: Sequence[SinkRecord], now_ms: int) -> list[FileSet]:
+        """Buffer records (in offset order); return the sets they closed."""
+        closed: list[FileSet] = []
+        if self.committed is not None:
+            records = [r for r in records if r.original_kafka_offset >= self.committed]
+        if not records:
+            return closed
+        folders = self.partitioner.encode_batch(records)
+        flush_size, interval = self.config.flush_size, self.config.rotate_interval_ms
+        record_time = self.partitioner.record_time
+        current = self.open
+        for record, folder in zip(records, folders, strict=True):
+            if current is not None:
+                fitted = self._fits_schema(record, current)
+                if fitted is None:
+                    closed.append(current)
+                    current = None
+                else:
+                    record = fitted
+            ts = record_time(record) if interval > 0 else None
+            if current is not None and ts is not None and current.base_time is not None \
+                    and ts - current.base_time >= interval:
+                closed.append(current)
+                current = None
+            if current is None:
+                current = self._new_set(record.value_schema, now_ms)
+            if current.base_time is None:
+                current.base_time = ts
+            current.records.append(record)
+            current.folders.append(folder)
+            if len(current.records) >= flush_size:
+                closed.append(current)
+                current = None
+        self.open = current
+        return closed
+
+    def due(self, now_ms: int) -> FileSet | None:
+        """The open set, taken, if the wall-clock schedule says it is time to commit it."""
+        current = self.open
+        if current is None or current.deadline_ms is None or now_ms < current.deadline_ms:
+            return None
+        self.open = None
+        return current
+
+    def discard(self) -> None:
+        """Drop the open set (partition closed: the next owner replays it from the lake's offset)."""
+        self.open = None

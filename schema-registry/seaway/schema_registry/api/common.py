@@ -1,0 +1,326 @@
+"""What every router shares: content type, body parsing, error envelopes, response shapes.
+
+Confluent speaks ``application/vnd.schemaregistry.v1+json`` and accepts JSON bodies sent as
+that, ``application/vnd.schemaregistry+json``, ``application/json`` or
+``application/octet-stream``. FastAPI only decodes ``*/json``-ish bodies, so routers take the
+raw body through :func:`json_body`, which decodes whatever the content type says.
+
+The two hottest reads (``GET /schemas/ids/{id}``, ``POST /subjects/{s}``) are ``async``
+endpoints that answer on the event loop from :class:`ResponseCache` (serialized bytes, no
+FastAPI response model, no threadpool hop); anything that may block (parsing a new text,
+a busy state lock, ``format=resolved`` with references) goes to a thread.
+
+Errors always leave as ``{"error_code": int, "message": str}``: RegistryError with its code;
+an unparseable body as 400/400 and a well-formed body of the wrong shape as 422/422 (Jackson's
+mappers in Confluent); unknown routes 404, wrong methods 405; never a bare 500 with HTML.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from seaway.schema_registry.errors import ErrorCode, RegistryError, invalid_schema
+from seaway.schema_registry.schemas import SCHEMA_TYPE_AVRO, SchemaReference
+from seaway.schema_registry.service import RegistryService, SchemaRequest
+from seaway.schema_registry.store import SchemaVersion, StoredSchema
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
+
+__all__ = [
+    "CONTENT_TYPE",
+    "RegistryJSONResponse",
+    "ResponseCache",
+    "get_service",
+    "install_error_handlers",
+    "json_body",
+    "needs_parse",
+    "page",
+    "path_int",
+    "query_flag",
+    "query_value",
+    "raw_schema_response",
+    "read_body",
+    "response_cache",
+    "schema_request",
+    "schema_request_body",
+    "stored_schema_json",
+    "version_json",
+]
+
+CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+
+
+class RegistryJSONResponse(JSONResponse):
+    media_type = CONTENT_TYPE
+
+
+class ResponseCache:
+    """Serialized answers per store object: ``GET /schemas/ids/{id}`` and a version's JSON.
+
+    Store objects (:class:`StoredSchema`, :class:`SchemaVersion`) are immutable and replaced
+    when they change (a soft delete makes a new ``SchemaVersion``), so an entry is valid
+    exactly while the caller's object *is* the one it was rendered from; that identity check
+    on every hit is the whole invalidation. Bounded: cleared when it reaches ``limit``.
+    Used from the event loop only.
+    """
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._limit = limit
+        self._schemas: dict[int, tuple[StoredSchema, bytes]] = {}
+        self._versions: dict[tuple[str, int], tuple[SchemaVersion, bytes]] = {}
+
+    def schema(self, stored: StoredSchema) -> Response:
+        """``{"schema": ...}`` (plus type and references) as ``GET /schemas/ids/{id}`` answers."""
+        hit = self._schemas.get(stored.schema_id)
+        if hit is None or hit[0] is not stored:
+            if len(self._schemas) >= self._limit:
+                self._schemas.clear()
+            hit = (stored, _encode(_stored_json(stored, stored.schema)))
+            self._schemas[stored.schema_id] = hit
+        return Response(hit[1], media_type=CONTENT_TYPE)
+
+    def version(self, sv: SchemaVersion) -> Response:
+        """``{"subject", "version", "id", "schema", ...}`` for one subject version."""
+        key = (sv.subject, sv.version)
+        hit = self._versions.get(key)
+        if hit is None or hit[0] is not sv:
+            if len(self._versions) >= self._limit:
+                self._versions.clear()
+            hit = (sv, _encode(_version_json(sv, sv.schema)))
+            self._versions[key] = hit
+        return Response(hit[1], media_type=CONTENT_TYPE)
+
+
+def _encode(value: Any) -> bytes:
+    """What ``RegistryJSONResponse`` renders (Starlette's ``JSONResponse`` encoding)."""
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
+def response_cache(request: Request) -> ResponseCache:
+    cache: ResponseCache = request.app.state.responses
+    return cache
+
+
+_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
+_FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
+
+
+def query_flag(request: Request, name: str) -> bool:
+    """A boolean query parameter (default false), read by hand on the hot endpoints.
+
+    Declared parameters cost FastAPI a pydantic validation (and a deep copy of the default)
+    each, per request; this accepts and rejects what those would, with the same 422.
+    """
+    if not request.scope["query_string"]:
+        return False
+    raw = request.query_params.get(name)
+    if raw is None:
+        return False
+    if raw.lower() in _TRUE:
+        return True
+    if raw.lower() in _FALSE:
+        return False
+    raise RegistryError(
+        ErrorCode.UNPROCESSABLE_ENTITY,
+        f"Unprocessable entity: query.{name}: Input should be a valid boolean, unable to interpret input",
+    )
+
+
+def path_int(request: Request, name: str) -> int:
+    """An integer path parameter; anything else is Jersey's 404, as for declared ones."""
+    raw: str = request.path_params[name]
+    digits = raw[1:] if raw[:1] in ("-", "+") else raw
+    if not (digits.isascii() and digits.isdigit()):
+        raise StarletteHTTPException(404)
+    return int(raw)
+
+
+def query_value(request: Request, name: str) -> str | None:
+    if not request.scope["query_string"]:
+        return None
+    return request.query_params.get(name)
+
+
+def get_service(request: Request) -> RegistryService:
+    service: RegistryService = request.app.state.service
+    return service
+
+
+async def read_body(request: Request) -> bytes:
+    try:
+        return await request.body()
+    except ClientDisconnect:  # nobody to answer; an error instead of a logged 500 traceback
+        raise RegistryError(ErrorCode.BAD_REQUEST, "Client disconnected before sending its body") from None
+
+
+def _decode(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RegistryError(ErrorCode.BAD_REQUEST, f"Unrecognized JSON body: {exc}") from exc
+
+
+async def json_body(request: Request) -> Any:
+    """The request body decoded as JSON whatever its content type (Confluent accepts several)."""
+    raw = await read_body(request)
+    request.state.raw_body = raw  # kept for forwarding to the leader (request state is per scope)
+    return _decode(raw)
+
+
+_SCHEMA_REQUESTS: dict[bytes, SchemaRequest] = {}
+_SCHEMA_REQUESTS_LIMIT = 1024
+
+
+def schema_request_body(raw: bytes) -> SchemaRequest:
+    """:func:`schema_request` of a raw body, cached by its bytes (clients repeat the same body).
+
+    The mapping is pure (no registry state), so sharing it between apps is harmless.
+    Only valid bodies are cached; it is bounded (cleared when full).
+    """
+    cached = _SCHEMA_REQUESTS.get(raw)
+    if cached is None:
+        cached = schema_request(_decode(raw))
+        if len(_SCHEMA_REQUESTS) >= _SCHEMA_REQUESTS_LIMIT:
+            _SCHEMA_REQUESTS.clear()
+        _SCHEMA_REQUESTS[raw] = cached
+    return cached
+
+
+def _unprocessable(message: str) -> RegistryError:
+    return RegistryError(ErrorCode.UNPROCESSABLE_ENTITY, message)
+
+
+def schema_request(body: Any) -> SchemaRequest:
+    """Validate a ``RegisterSchemaRequest`` body into a :class:`SchemaRequest`."""
+    if not isinstance(body, dict):
+        raise _unprocessable("Request body must be a JSON object")
+    schema = body.get("schema")
+    if schema is None or schema == "":
+        raise invalid_schema("Empty schema")
+    if not isinstance(schema, str):
+        raise _unprocessable("Field 'schema' must be a string")
+    schema_type = body.get("schemaType") or SCHEMA_TYPE_AVRO
+    if not isinstance(schema_type, str):
+        raise _unprocessable("Field 'schemaType' must be a string")
+    refs_raw = body.get("references") or []
+    if not isinstance(refs_raw, list):
+        raise _unprocessable("Field 'references' must be a list")
+    references = []
+    for ref in refs_raw:
+        if not (
+            isinstance(ref, dict)
+            and isinstance(ref.get("name"), str)
+            and isinstance(ref.get("subject"), str)
+            and isinstance(ref.get("version"), int)
+            and not isinstance(ref.get("version"), bool)
+        ):
+            raise _unprocessable("Each reference needs 'name' (string), 'subject' (string), 'version' (int)")
+        references.append(SchemaReference(ref["name"], ref["subject"], ref["version"]))
+    schema_id, version = body.get("id"), body.get("version")
+    for name, value in (("id", schema_id), ("version", version)):
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise _unprocessable(f"Field '{name}' must be an integer")
+    return SchemaRequest(schema, schema_type.upper(), tuple(references), schema_id, version)
+
+
+def _with_type_and_refs(
+    out: dict[str, Any], schema_type: str, references: tuple[SchemaReference, ...]
+) -> None:
+    if schema_type != SCHEMA_TYPE_AVRO:
+        out["schemaType"] = schema_type
+    if references:
+        out["references"] = [r.to_json() for r in references]
+
+
+def _text(service: RegistryService, stored: StoredSchema, fmt: str | None) -> str:
+    if needs_parse(fmt, stored.references):
+        return service.parsed(stored).resolved()
+    return stored.schema
+
+
+def needs_parse(fmt: str | None, references: tuple[SchemaReference, ...]) -> bool:
+    """Whether rendering needs the parsed schema (``format=resolved`` inlines references)."""
+    return fmt == "resolved" and bool(references)
+
+
+def _version_json(sv: SchemaVersion, text: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"subject": sv.subject, "version": sv.version, "id": sv.schema_id}
+    _with_type_and_refs(out, sv.schema_type, sv.references)
+    out["schema"] = text
+    return out
+
+
+def _stored_json(stored: StoredSchema, text: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    _with_type_and_refs(out, stored.schema_type, stored.references)
+    out["schema"] = text
+    return out
+
+
+def version_json(service: RegistryService, sv: SchemaVersion, fmt: str | None = None) -> dict[str, Any]:
+    return _version_json(sv, _text(service, sv.stored, fmt))
+
+
+def stored_schema_json(
+    service: RegistryService, stored: StoredSchema, fmt: str | None = None
+) -> dict[str, Any]:
+    return _stored_json(stored, _text(service, stored, fmt))
+
+
+def raw_schema_response(service: RegistryService, stored: StoredSchema, fmt: str | None = None) -> Response:
+    return Response(content=_text(service, stored, fmt), media_type=CONTENT_TYPE)
+
+
+def page(items: list[Any], offset: int, limit: int) -> list[Any]:
+    """Confluent's ``offset``/``limit`` paging (``limit`` <= 0 means everything)."""
+    items = items[max(offset, 0) :]
+    return items[:limit] if limit > 0 else items
+
+
+def _envelope(status: int, code: int, message: str) -> RegistryJSONResponse:
+    return RegistryJSONResponse({"error_code": code, "message": message}, status_code=status)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Map every failure to Confluent's error envelope."""
+
+    async def registry_error(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RegistryError)
+        return _envelope(exc.http_status, exc.error_code, exc.message)
+
+    async def validation_error(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        errors = exc.errors()
+        if any(err.get("loc", ("",))[0] == "path" for err in errors):
+            # Jersey cannot convert the path parameter, so no resource matches: a 404.
+            return _envelope(404, 404, "HTTP 404 Not Found")
+        detail = "; ".join(
+            f"{'.'.join(str(p) for p in err.get('loc', ()))}: {err.get('msg')}" for err in errors
+        )
+        return _envelope(422, 422, f"Unprocessable entity: {detail}")
+
+    async def http_error(_: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        phrases: dict[int, str] = {404: "Not Found", 405: "Method Not Allowed"}
+        return _envelope(
+            exc.status_code,
+            exc.status_code,
+            f"HTTP {exc.status_code} {phrases.get(exc.status_code, exc.detail)}",
+        )
+
+    async def server_error(_: Request, exc: Exception) -> Response:
+        return _envelope(500, 500, f"Internal Server Error: {type(exc).__name__}: {exc}")
+
+    handlers: dict[type[Exception], Callable[[Request, Exception], Any]] = {
+        RegistryError: registry_error,
+        RequestValidationError: validation_error,
+        StarletteHTTPException: http_error,
+        Exception: server_error,
+    }
+    for exc_type, handler in handlers.items():
+        app.add_exception_handler(exc_type, handler)

@@ -1,0 +1,184 @@
+"""A small synchronous Schema Registry client (httpx) with caches, for serdes and converters.
+
+Works against this registry or Confluent's. Caches what never changes (id -> schema,
+(subject, schema) -> id/version); ``get_latest`` always asks, because "latest" moves.
+Errors come back as :class:`~seaway.schema_registry.errors.RegistryError` with the server's
+Confluent code; transport failures as ``RegistryError`` 50001 (retriable).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+from seaway.schema_registry.errors import ErrorCode, RegistryError
+from seaway.schema_registry.schemas import SCHEMA_TYPE_AVRO, SchemaReference
+
+__all__ = ["RegisteredSchema", "SchemaRegistryClient"]
+
+_ACCEPT = "application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json, application/json"
+_CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredSchema:
+    subject: str
+    version: int
+    schema_id: int
+    schema: str
+    schema_type: str = SCHEMA_TYPE_AVRO
+    references: tuple[SchemaReference, ...] = ()
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RegisteredSchema:
+        refs = tuple(
+            SchemaReference(r["name"], r["subject"], r["version"]) for r in data.get("references") or []
+        )
+        return cls(
+            data["subject"],
+            data["version"],
+            data["id"],
+            data["schema"],
+            data.get("schemaType") or SCHEMA_TYPE_AVRO,
+            refs,
+        )
+
+
+def _code(value: object, status: int) -> ErrorCode:
+    try:
+        return ErrorCode(int(value))  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return (
+            ErrorCode(status) if status in ErrorCode._value2member_map_ else ErrorCode.INTERNAL_SERVER_ERROR
+        )
+
+
+class SchemaRegistryClient:
+    """``SchemaRegistryClient("http://localhost:8081")``; thread-safe; close it (or use ``with``)."""
+
+    def __init__(self, url: str, *, timeout: float = 10.0, http: httpx.Client | None = None) -> None:
+        self._http = http or httpx.Client(base_url=url.rstrip("/"), timeout=timeout)
+        self._lock = threading.Lock()
+        self._ids: dict[tuple[str, str, bool], int] = {}
+        self._schemas: dict[int, str] = {}
+        self._lookups: dict[tuple[str, str], RegisteredSchema] = {}
+
+    def __enter__(self) -> SchemaRegistryClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def _request(
+        self, method: str, path: str, body: dict[str, Any] | None = None, params: dict[str, Any] | None = None
+    ) -> Any:
+        headers = {"Accept": _ACCEPT}
+        content = None
+        if body is not None:
+            headers["Content-Type"] = _CONTENT_TYPE
+            content = json.dumps(body).encode()
+        try:
+            response = self._http.request(method, path, content=content, headers=headers, params=params)
+        except httpx.HTTPError as exc:
+            raise RegistryError(
+                ErrorCode.STORE_ERROR, f"Schema registry unreachable: {exc}", retriable=True
+            ) from exc
+        try:
+            data = response.json()
+        except ValueError:
+            data = None
+        if response.is_success:
+            return data
+        if isinstance(data, dict):
+            raise RegistryError(_code(data.get("error_code"), response.status_code), str(data.get("message")))
+        raise RegistryError(
+            _code(None, response.status_code), f"HTTP {response.status_code}: {response.text}"
+        )
+
+    @staticmethod
+    def _body(schema: str, schema_type: str, references: Sequence[SchemaReference]) -> dict[str, Any]:
+        body: dict[str, Any] = {"schema": schema}
+        if schema_type != SCHEMA_TYPE_AVRO:
+            body["schemaType"] = schema_type
+        if references:
+            body["references"] = [r.to_json() for r in references]
+        return body
+
+    def register(
+        self,
+        subject: str,
+        schema: str,
+        *,
+        schema_type: str = SCHEMA_TYPE_AVRO,
+        references: Sequence[SchemaReference] = (),
+        normalize: bool = False,
+    ) -> int:
+        """Register (or find) ``schema`` under ``subject``; returns the global id."""
+        key = (subject, schema, normalize)
+        with self._lock:
+            if key in self._ids:
+                return self._ids[key]
+        data = self._request(
+            "POST",
+            f"/subjects/{quote(subject, safe='')}/versions",
+            self._body(schema, schema_type, references),
+            {"normalize": str(normalize).lower()},
+        )
+        schema_id = int(data["id"])
+        with self._lock:
+            self._ids[key] = schema_id
+        return schema_id
+
+    def get_by_id(self, schema_id: int) -> str:
+        """The schema text registered under ``schema_id`` (cached: ids are immutable)."""
+        with self._lock:
+            if schema_id in self._schemas:
+                return self._schemas[schema_id]
+        data = self._request("GET", f"/schemas/ids/{schema_id}")
+        text = str(data["schema"])
+        with self._lock:
+            self._schemas[schema_id] = text
+        return text
+
+    def get_latest(self, subject: str) -> RegisteredSchema:
+        """The latest live version of ``subject`` (never cached)."""
+        return RegisteredSchema.from_json(
+            self._request("GET", f"/subjects/{quote(subject, safe='')}/versions/latest")
+        )
+
+    def lookup(
+        self,
+        subject: str,
+        schema: str,
+        *,
+        schema_type: str = SCHEMA_TYPE_AVRO,
+        references: Sequence[SchemaReference] = (),
+    ) -> RegisteredSchema:
+        """The version of ``subject`` holding ``schema`` (40401/40403 when absent)."""
+        with self._lock:
+            if (subject, schema) in self._lookups:
+                return self._lookups[(subject, schema)]
+        found = RegisteredSchema.from_json(
+            self._request(
+                "POST", f"/subjects/{quote(subject, safe='')}", self._body(schema, schema_type, references)
+            )
+        )
+        with self._lock:
+            self._lookups[(subject, schema)] = found
+        return found
+
+    def test_compatibility(self, subject: str, schema: str, version: str = "latest") -> bool:
+        data = self._request(
+            "POST",
+            f"/compatibility/subjects/{quote(subject, safe='')}/versions/{version}",
+            {"schema": schema},
+        )
+        return bool(data["is_compatible"])

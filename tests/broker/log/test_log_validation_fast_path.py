@@ -1,0 +1,109 @@
+"""The produce path's validation: the inlined checks refuse exactly what the rules refuse.
+
+``validate_batches`` decides from one unpacked header whether a batch is ordinary and
+only then skips the detailed checks. These tests hold it to the rules in its docstring,
+restated here independently, over random header fields; and they check that the split
+``validate`` + ``append_validated`` (the producer layer's parse-once path) stores the
+same bytes and answers the same as ``append``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from crc32c import crc32c
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from logtest_helpers import make_batch, open_log, read_all
+from seaway.broker.log.config import LogConfig
+from seaway.broker.log.validation import validate_batches
+from seaway.protocol.errors import InvalidRecordError, InvalidTimestampError, KafkaProtocolError
+from seaway.protocol.record_batch import parse_batch_header
+
+NOW = 1_700_000_000_000
+BASE = make_batch([b"a", b"b", b"c"], timestamp=NOW - 5)
+
+
+def _patched(attributes: int, last_delta: int, base_ts: int, max_ts: int, count: int) -> bytes:
+    """BASE with header fields replaced and the CRC recomputed (so only the rules decide)."""
+    buf = bytearray(BASE)
+    buf[21:23] = attributes.to_bytes(2, "big", signed=True)
+    buf[23:27] = last_delta.to_bytes(4, "big", signed=True)
+    buf[27:35] = base_ts.to_bytes(8, "big", signed=True)
+    buf[35:43] = max_ts.to_bytes(8, "big", signed=True)
+    buf[57:61] = count.to_bytes(4, "big", signed=True)
+    buf[17:21] = crc32c(bytes(buf[21:])).to_bytes(4, "big")
+    return bytes(buf)
+
+
+def _expected_error(data: bytes, config: LogConfig, allow_control: bool) -> type[KafkaProtocolError] | None:
+    """The module docstring's record and timestamp rules, written out plainly."""
+    h = parse_batch_header(data)
+    if h.last_offset_delta < 0 or h.record_count <= 0 or h.record_count != h.last_offset_delta + 1:
+        return InvalidRecordError
+    if h.is_control and not allow_control:
+        return InvalidRecordError
+    if config.is_log_append_time or h.max_timestamp < 0:
+        return None
+    if h.max_timestamp - NOW > config.message_timestamp_after_max_ms:
+        return InvalidTimestampError
+    oldest = min(h.base_timestamp, h.max_timestamp)
+    if oldest >= 0 and NOW - oldest > config.message_timestamp_before_max_ms:
+        return InvalidTimestampError
+    return None
+
+
+timestamps = st.one_of(
+    st.integers(-1, 0), st.integers(NOW - 10**9, NOW + 10**9), st.integers(-(2**40), 2**40)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    attributes=st.sampled_from([0, 0x08, 0x10, 0x20, 0x30]),
+    last_delta=st.integers(-3, 4),
+    count=st.integers(-1, 5),
+    base_ts=timestamps,
+    max_ts=timestamps,
+    append_time=st.booleans(),
+    after_max=st.sampled_from([0, 1000, 3600000]),
+    before_max=st.sampled_from([0, 1000, 2**63 - 1]),
+    allow_control=st.booleans(),
+)
+def test_fast_checks_refuse_exactly_what_the_rules_refuse(
+    attributes: int, last_delta: int, count: int, base_ts: int, max_ts: int, append_time: bool,
+    after_max: int, before_max: int, allow_control: bool,
+) -> None:
+    config = LogConfig(
+        message_timestamp_type="LogAppendTime" if append_time else "CreateTime",
+        message_timestamp_after_max_ms=after_max,
+        message_timestamp_before_max_ms=before_max,
+    )
+    data = _patched(attributes, last_delta, base_ts, max_ts, count)
+    expected = _expected_error(data, config, allow_control)
+    if expected is None:
+        headers = validate_batches(data, config, NOW, allow_control=allow_control)
+        assert headers == [parse_batch_header(data)]
+    else:
+        with pytest.raises(expected):
+            validate_batches(data, config, NOW, allow_control=allow_control)
+
+
+def test_validate_then_append_validated_equals_append(tmp_path: Path) -> None:
+    batches = [make_batch([b"x" * i for i in range(1, n + 2)], timestamp=NOW + n) for n in range(4)]
+    data = b"".join(batches)
+    one, two = open_log(tmp_path / "one"), open_log(tmp_path / "two")
+    expected = one.append(data, now_ms=NOW)
+    request = bytearray(data)  # a produce request's buffer: stamped in place, written once
+    headers = two.validate(memoryview(request), now_ms=NOW)
+    result = two.append_validated(memoryview(request), headers, NOW)
+    assert result == expected
+    assert [h.base_offset for h in result.batch_headers] == [0, 1, 3, 6]
+    assert read_all(one) == read_all(two)
+    assert bytes(request) == b"".join(read_all(two))
+    frozen = bytes(data)  # a read-only buffer is copied, never stamped
+    again = two.append_validated(frozen, two.validate(frozen, now_ms=NOW), NOW)
+    assert again.base_offset == 10 and frozen == data
+    one.close()
+    two.close()

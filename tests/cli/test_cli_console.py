@@ -1,0 +1,70 @@
+"""``seaway produce`` and ``seaway consume`` end to end: lines in, the same bytes out."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli.clirun import seaway
+from tests.support.broker import BrokerProcess
+
+pytestmark = pytest.mark.timeout(60)
+
+LINES = [b"k1:hello world", b"k2:caf\xc3\xa9 \xff\xfe not utf-8", b"k3:", b":empty key", b"k5:a:b:c"]
+
+
+def _create(broker: BrokerProcess, topic: str, partitions: int = 1) -> None:
+    made = seaway("topics", "create", topic, "--partitions", str(partitions), "--bootstrap-server", broker.bootstrap)
+    assert made.returncode == 0, made.stderr
+
+
+def test_produce_then_consume_identical(shared_broker: BrokerProcess, topic_name: str) -> None:
+    b = ["--bootstrap-server", shared_broker.bootstrap]
+    _create(shared_broker, topic_name)
+    produced = seaway("produce", topic_name, "--key-separator", ":", "--header", "app=seaway",
+                      "--header", "eq=a=b", "--compression", "gzip", *b, stdin=b"\n".join(LINES) + b"\n")
+    assert produced.returncode == 0, produced.stderr
+    consumed = seaway("consume", topic_name, "--from-beginning", "--print-key", "--print-headers",
+                      "--max-messages", str(len(LINES)), *b)
+    assert consumed.returncode == 0, consumed.stderr
+    expected = [b"app:seaway,eq:a=b\t" + key + b"\t" + value for key, _, value in (x.partition(b":") for x in LINES)]
+    assert consumed.stdout.split(b"\n") == [*expected, b""]
+    assert consumed.stderr.decode().strip().endswith(f"Processed a total of {len(LINES)} messages")
+    plain = seaway("consume", topic_name, "--from-beginning", "--timeout-ms", "1500", *b)
+    assert plain.stdout == b"".join(line.partition(b":")[2] + b"\n" for line in LINES)
+
+
+def test_partition_offset_and_crlf(shared_broker: BrokerProcess, topic_name: str) -> None:
+    b = ["--bootstrap-server", shared_broker.bootstrap]
+    _create(shared_broker, topic_name, partitions=2)
+    assert seaway("produce", topic_name, "--partition", "1", "--acks", "1", *b,
+                  stdin=b"zero\r\none\r\ntwo\r\nthree").returncode == 0
+    consumed = seaway("consume", topic_name, "--partition", "1", "--offset", "2", "--timeout-ms", "1500",
+                      "--print-key", *b)
+    assert consumed.stdout == b"null\ttwo\nnull\tthree\n"
+    empty = seaway("consume", topic_name, "--partition", "0", "--from-beginning", "--timeout-ms", "1000", *b)
+    assert (empty.returncode, empty.stdout) == (0, b"")
+
+
+def test_produce_reports_failures(shared_broker: BrokerProcess, topic_name: str) -> None:
+    b = ["--bootstrap-server", shared_broker.bootstrap]
+    _create(shared_broker, topic_name)
+    partial = seaway("produce", topic_name, "--key-separator", "=", *b, stdin=b"a=1\nno separator\nc=3\n")
+    assert partial.returncode == 1
+    assert "line 2 has no key separator" in partial.stderr.decode()
+    assert "2 of 2 record(s) delivered" in partial.stderr.decode()
+    wrong = seaway("produce", topic_name, "--partition", "9", "--timeout", "5", *b, stdin=b"x\n")
+    assert wrong.returncode == 1 and "0 of 1 record(s) delivered" in wrong.stderr.decode()
+    missing = seaway("consume", topic_name + "-nope", "--timeout-ms", "1000", *b)
+    assert missing.returncode == 1 and missing.stderr.decode().startswith("Error: topic ")
+
+
+def test_group_consumer_resumes_where_it_left_off(shared_broker: BrokerProcess, topic_name: str) -> None:
+    b = ["--bootstrap-server", shared_broker.bootstrap]
+    _create(shared_broker, topic_name)
+    assert seaway("produce", topic_name, *b, stdin=b"a\nb\n").returncode == 0
+    group = ["--group", topic_name + "-g", "--from-beginning", "--timeout-ms", "20000"]
+    first = seaway("consume", topic_name, *group, "--max-messages", "2", *b)
+    assert (first.returncode, first.stdout) == (0, b"a\nb\n"), first.stderr
+    assert seaway("produce", topic_name, *b, stdin=b"c\n").returncode == 0
+    second = seaway("consume", topic_name, *group, "--max-messages", "1", *b)
+    assert (second.returncode, second.stdout) == (0, b"c\n"), second.stderr

@@ -1,0 +1,71 @@
+"""``seaway topics`` end to end against a real broker, through the installed command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.clirun import seaway
+from tests.support.broker import BrokerProcess
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def test_topics_lifecycle(shared_broker: BrokerProcess, topic_name: str) -> None:
+    b = ["--bootstrap-server", shared_broker.bootstrap]
+    created = seaway("topics", "create", topic_name, "--partitions", "2", "--config", "retention.ms=60000", *b)
+    assert (created.returncode, created.stdout) == (0, f"Created topic {topic_name}.\n".encode())
+    listed = seaway("topics", "list", *b)
+    assert listed.returncode == 0 and topic_name in listed.stdout.decode().splitlines()
+
+    described = seaway("topics", "describe", topic_name, *b).stdout.decode().splitlines()
+    assert described[0].split("\t") == [f"Topic: {topic_name}", "PartitionCount: 2", "ReplicationFactor: 1",
+                                        "Configs: retention.ms=60000"]
+    assert described[2].split("\t")[1:] == [f"Topic: {topic_name}", "Partition: 1", "Leader: 1", "Replicas: 1",
+                                            "Isr: 1"]
+
+    altered = seaway("topics", "alter-config", topic_name, "--add-config", "cleanup.policy=[compact,delete]",
+                     "--delete-config", "retention.ms", *b)
+    assert altered.returncode == 0, altered.stderr
+    info = json.loads(seaway("topics", "describe", topic_name, "--json", *b).stdout)
+    assert info[0]["configs"] == {"cleanup.policy": "compact,delete"}
+    assert [p["partition"] for p in info[0]["partitions"]] == [0, 1]
+
+    deleted = seaway("topics", "delete", topic_name, *b)
+    assert (deleted.returncode, deleted.stdout) == (0, f"Deleted topic {topic_name}.\n".encode())
+    assert topic_name not in json.loads(seaway("topics", "list", "--json", *b).stdout)
+
+
+def test_topics_errors_are_one_line(shared_broker: BrokerProcess, topic_name: str) -> None:
+    b = ["--bootstrap-server", shared_broker.bootstrap]
+    assert seaway("topics", "create", topic_name, *b).returncode == 0
+    again = seaway("topics", "create", topic_name, *b)
+    assert again.returncode == 1
+    assert again.stderr.decode().strip().splitlines() == [
+        f"Error: creating topic {topic_name}: TOPIC_ALREADY_EXISTS: Topic '{topic_name}' already exists."]
+    assert seaway("topics", "create", topic_name, "--if-not-exists", *b).returncode == 0
+    bad = seaway("topics", "create", topic_name + "-x", "--config", "retention.ms=never", *b)
+    assert bad.returncode == 1 and "INVALID_CONFIG" in bad.stderr.decode() and "retention.ms" in bad.stderr.decode()
+    missing = seaway("topics", "describe", topic_name + "-nope", *b)
+    assert missing.returncode == 1 and len(missing.stderr.decode().strip().splitlines()) == 1
+    gone = seaway("topics", "delete", topic_name + "-nope", *b)
+    assert gone.returncode == 1 and "UNKNOWN_TOPIC_OR_PART" in gone.stderr.decode()
+    assert seaway("topics", "delete", topic_name + "-nope", "--if-exists", *b).returncode == 0
+
+
+def test_command_config_and_unreachable_cluster(shared_broker: BrokerProcess, tmp_path: Path,
+                                                topic_name: str) -> None:
+    props = tmp_path / "client.properties"
+    props.write_text("# a client config\nclient.id=seaway-cli-test\nsocket.timeout.ms = 10000\n")
+    ok = seaway("topics", "create", topic_name, "--bootstrap-server", shared_broker.bootstrap,
+                "--command-config", str(props))
+    assert ok.returncode == 0, ok.stderr
+    props.write_text("no.such.client.property=1\n")
+    bad = seaway("topics", "list", "--bootstrap-server", shared_broker.bootstrap, "--command-config", str(props))
+    assert bad.returncode == 1 and "no.such.client.property" in bad.stderr.decode()
+    down = seaway("topics", "list", "--bootstrap-server", "127.0.0.1:1", "--timeout", "2")
+    assert down.returncode == 1
+    lines = down.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: listing topics: _TRANSPORT:")

@@ -1,0 +1,133 @@
+"""WorkerSinkTask end to end: converted records reach put, offsets after flush, redelivery, DLQ, failure."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+
+import pytest
+from confluent_kafka import Consumer
+from seaway.connect.runtime.herder import State
+from seaway.connect.testing import EmbeddedConnect
+
+from tests.connect.runtime.rt_support import MODULE, CollectingSinkTask, connect, rt_broker
+
+__all__ = ["connect", "rt_broker"]
+
+SINK = f"{MODULE}:CollectingSinkConnector"
+
+
+async def _wait(predicate: object, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.05)
+    raise TimeoutError("condition not met")
+
+
+@pytest.mark.timeout(60)
+async def test_sink_put_receives_converted_records_and_offsets_commit_after_flush(
+        connect: EmbeddedConnect, topic_name: str) -> None:
+    connect.produce(topic_name, [f"r{n}" for n in range(5)], key="k", headers=[("h", b"42")])
+    await connect.create_connector("sink", {"connector.class": SINK, "topics": topic_name})
+    await connect.wait_for_running("sink")
+    await _wait(lambda: len(CollectingSinkTask.records) == 5)
+    records = CollectingSinkTask.records
+    assert [r.value for r in records] == [f"r{n}" for n in range(5)]
+    assert [r.kafka_offset for r in records] == list(range(5))
+    assert {(r.topic, r.kafka_partition, r.key) for r in records} == {(topic_name, 0, "k")}
+    header = records[0].headers.last_with_name("h")
+    assert header is not None and header.value == 42  # SimpleHeaderConverter infers the type
+    assert records[0].timestamp is not None
+
+    async def committed() -> list[object]:
+        return (await connect.herder.connector_offsets("sink")).offsets
+
+    deadline = time.monotonic() + 20
+    while await committed() != [({"kafka_topic": topic_name, "kafka_partition": 0}, {"kafka_offset": 5})]:
+        assert time.monotonic() < deadline, await committed()
+        await asyncio.sleep(0.1)
+    # the commit came after a flush that covered those offsets
+    assert any(o.get(next(iter(o))).offset == 5 for o in CollectingSinkTask.flushed if o)
+
+
+@pytest.mark.timeout(60)
+async def test_retriable_error_from_put_redelivers_the_same_batch(connect: EmbeddedConnect, topic_name: str) -> None:
+    CollectingSinkTask.retriable_failures = 2
+    connect.produce(topic_name, [f"r{n}" for n in range(4)])
+    await connect.create_connector("retry", {"connector.class": SINK, "topics": topic_name})
+    await _wait(lambda: len(CollectingSinkTask.records) == 4)
+    await asyncio.sleep(0.3)
+    assert CollectingSinkTask.puts == 2
+    assert [r.value for r in CollectingSinkTask.records] == [f"r{n}" for n in range(4)]  # no loss, no duplicates
+
+
+@pytest.mark.timeout(60)
+async def test_tolerance_all_skips_bad_records_and_writes_them_to_the_dlq(
+        connect: EmbeddedConnect, topic_name: str) -> None:
+    dlq = topic_name + "-dlq"
+    connect.produce(topic_name, [b'"good1"', b"{not json", b'"poison"', b'"good2"'])
+    await connect.create_connector("dlq", {
+        "connector.class": SINK, "topics": topic_name,
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false",
+        "errors.tolerance": "all", "errors.log.enable": "true", "errors.log.include.messages": "true",
+        "errors.deadletterqueue.topic.name": dlq, "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true"})
+    await _wait(lambda: len(CollectingSinkTask.records) == 2)
+    assert [r.value for r in CollectingSinkTask.records] == ["good1", "good2"]
+    messages = connect.consume(dlq, 2)
+    by_value = {m.value(): dict((k, v.decode()) for k, v in m.headers() or []) for m in messages}
+    converter_failure = by_value[b"{not json"]
+    assert converter_failure["__connect.errors.topic"] == topic_name
+    assert converter_failure["__connect.errors.partition"] == "0"
+    assert converter_failure["__connect.errors.offset"] == "1"
+    assert converter_failure["__connect.errors.connector.name"] == "dlq"
+    assert converter_failure["__connect.errors.task.id"] == "0"
+    assert converter_failure["__connect.errors.stage"] == "VALUE_CONVERTER"
+    assert converter_failure["__connect.errors.class.name"].endswith("JsonConverter")
+    assert "DataError" in converter_failure["__connect.errors.exception.class.name"]
+    assert converter_failure["__connect.errors.exception.message"]
+    assert "Traceback" in converter_failure["__connect.errors.exception.stacktrace"]
+    reported = by_value[b'"poison"']
+    assert reported["__connect.errors.stage"] == "TASK_PUT"
+    assert reported["__connect.errors.exception.message"] == "poison record"
+    assert reported["__connect.errors.offset"] == "2"
+    status = await connect.herder.connector_status("dlq")
+    assert [t.state for t in status.tasks] == [State.RUNNING]
+
+
+@pytest.mark.timeout(60)
+async def test_tolerance_none_fails_the_task_with_the_trace(connect: EmbeddedConnect, topic_name: str) -> None:
+    connect.produce(topic_name, [b"{not json"])
+    await connect.create_connector("strict", {
+        "connector.class": SINK, "topics": topic_name,
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter"})
+    status = await connect.wait_for_status("strict", State.RUNNING, tasks=1, task_state=State.FAILED)
+    trace = status.tasks[0].trace or ""
+    assert "Tolerance exceeded in error handler" in trace
+    assert "DataError" in trace
+    assert status.tasks[0].worker_id == connect.herder.worker_id
+
+
+@pytest.mark.timeout(60)
+async def test_sink_offsets_reset_and_alter_when_stopped(connect: EmbeddedConnect, topic_name: str) -> None:
+    connect.produce(topic_name, [f"r{n}" for n in range(3)])
+    await connect.create_connector("reset", {"connector.class": SINK, "topics": topic_name,
+                                             "consumer.override.session.timeout.ms": "6000"})
+    await _wait(lambda: len(CollectingSinkTask.records) == 3)
+    await connect.herder.stop_connector("reset")
+    partition = {"kafka_topic": topic_name, "kafka_partition": 0}
+    message = await connect.herder.alter_connector_offsets(
+        "reset", type(await connect.herder.connector_offsets("reset"))([(partition, {"kafka_offset": 1})]))
+    assert "altered successfully" in message
+    assert (await connect.herder.connector_offsets("reset")).offsets == [(partition, {"kafka_offset": 1})]
+    CollectingSinkTask.records.clear()
+    await connect.herder.resume_connector("reset")
+    await _wait(lambda: len(CollectingSinkTask.records) == 2)
+    assert [r.value for r in CollectingSinkTask.records] == ["r1", "r2"]
+    await connect.herder.stop_connector("reset")
+    assert "reset successfully" in await connect.herder.reset_connector_offsets("reset")
+    assert (await connect.herder.connector_offsets("reset")).offsets == []
+    _ = (json, Consumer)
