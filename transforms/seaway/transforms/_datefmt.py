@@ -110,6 +110,11 @@ class JavaDateFormat:
         self._last: tuple[int, str] | None = None
         self._regex = self._build_regex()
 
+    @property
+    def resolution(self) -> int:
+        """Milliseconds within which :meth:`format` gives the same text: ``ms // resolution`` equal."""
+        return self._resolution
+
     # -- formatting -----------------------------------------------------------------------------
     def format(self, millis: int) -> str:
         """The timestamp (ms since epoch, UTC) as text; the last result is reused within its resolution."""

@@ -42,6 +42,7 @@ from seaway.connect.api import (
 )
 from seaway.connect.api.data.schema import DECIMAL_LOGICAL_NAME
 from seaway.connect.api.transforms import R
+from seaway.transforms.fusion import MAP, NULL, FusionContext, schema_hint, type_hint
 from seaway.transforms.util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
     KeyValueTransformation,
@@ -284,6 +285,39 @@ def _identity(value: Any) -> Any:
     return value
 
 
+# -- fusion (see seaway.transforms.fusion) --------------------------------------------------------
+def _fused_call(ctx: FusionContext, caster: Caster, atom: str, target: Schema) -> str:
+    """``None if atom is None else caster(atom)`` as an atom, with the common casters inlined."""
+    if atom == "None":
+        return "None"
+    hint = schema_hint(target)
+    if caster is _identity:
+        return atom
+    call = "str({})" if caster is str else f"{ctx.const(caster)}({{}})"
+    if ctx.is_nonnull(atom):
+        return ctx.let(call.format(atom), hint, nonnull=True)
+    return ctx.let(f"None if {atom} is None else {call.format(atom)}", hint)
+
+
+# (value type, target) -> the fast expression, for the combinations where it equals cast_value's result
+# (an int -> int cast is not here: schemaless ints are unbounded, so even int64 wraps around)
+_SCHEMALESS_FAST = {(int, SchemaType.STRING): "str({})", (int, SchemaType.FLOAT64): "float({})",
+                    (float, SchemaType.FLOAT64): "{}", (str, SchemaType.STRING): "{}",
+                    (bool, SchemaType.BOOLEAN): "{}"}
+
+
+def _fused_cast_schemaless(ctx: FusionContext, atom: str, target: SchemaType) -> str:
+    """``cast_value(None, atom, target)`` as an atom: inline for the value's usual type, else the function."""
+    if atom == "None":
+        return "None"
+    general = f"{ctx.const(partial(cast_value, None, target=target))}({atom})"
+    hint = ctx.hint(atom)
+    fast = _SCHEMALESS_FAST.get((hint, target)) if hint is not None else None
+    if fast is None:
+        return ctx.let(general, type_hint(target))
+    return ctx.let(f"{fast.format(atom)} if type({atom}) is {ctx.const(hint)} else {general}", type_hint(target))
+
+
 def _builder_for(target: SchemaType) -> SchemaBuilder:
     return SchemaBuilder(target)
 
@@ -326,6 +360,28 @@ class Cast(KeyValueTransformation[R]):
             if value is not None:
                 values[i] = caster(value)  # casts produce values of the target type, in range
         return struct_from_values(updated_schema, values)
+
+    def _fuse(self, ctx: FusionContext) -> bool:
+        """This SMT's step in a fused run (see :mod:`seaway.transforms.fusion`): ``apply`` as code."""
+        if self._whole is not None:
+            return False  # whole-value casts run stage by stage
+        side = ctx.side(self.operates_on_key)
+        if side.kind == NULL:
+            return True  # a tombstone passes through
+        if side.kind == MAP:
+            items = dict(side.items)
+            for name, target in self._casts.items():
+                atom = side.items.get(name, "None")
+                items[name] = _fused_cast_schemaless(ctx, atom, target)
+            ctx.set_map(side, items)
+            return True
+        assert side.schema is not None
+        updated_schema, casts = self._cache.get_or_build(side.schema, self._updated_schema)
+        atoms = ctx.read_struct(side, self._replace_null)
+        for i, caster in casts:
+            atoms[i] = _fused_call(ctx, caster, atoms[i], updated_schema.field_list[i].schema)
+        ctx.set_struct(side, updated_schema, atoms)
+        return True
 
     def _updated_schema(self, schema: Schema) -> tuple[Schema, list[tuple[int, Caster]]]:
         """The cast schema and the (index, caster) of each field to cast."""

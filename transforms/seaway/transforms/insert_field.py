@@ -11,8 +11,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from seaway.connect.api import ConfigDef, ConfigError, ConfigType, Importance, Schema, SchemaBuilder, Timestamp
+from seaway.connect.api import (
+    ConfigDef,
+    ConfigError,
+    ConfigType,
+    Importance,
+    Schema,
+    SchemaBuilder,
+    SinkRecord,
+    Timestamp,
+)
 from seaway.connect.api.transforms import R
+from seaway.transforms.fusion import MAP, NULL, FusionContext
 from seaway.transforms.util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
     KeyValueTransformation,
@@ -138,6 +148,50 @@ class InsertField(KeyValueTransformation[R]):
             assert field is not None and fields[field.index] is field
             values[field.index] = field_value
         return self.new_record(record, schema, struct_from_values(schema, values))
+
+    def _fuse(self, ctx: FusionContext) -> bool:
+        """This SMT's step in a fused run (see :mod:`seaway.transforms.fusion`): ``apply`` as code."""
+        side = ctx.side(self.operates_on_key)
+        if side.kind == NULL:
+            return True  # a tombstone passes through
+        if self._offset is not None and not issubclass(ctx.record_type, SinkRecord):
+            return False  # the stage raises its "Only SinkRecord supported" error
+        if side.kind == MAP:
+            items = dict(side.items)
+            items.update(self._fused_inserts(ctx, False))
+            ctx.set_map(side, items)
+            return True
+        assert side.schema is not None
+        schema: Schema = self._cache.get_or_build(side.schema, self._updated_schema)
+        atoms = ctx.read_struct(side, self._replace_null)
+        atoms += ["None"] * (len(schema.field_list) - len(atoms))
+        for name, atom in self._fused_inserts(ctx, True):
+            field = schema.field(name)
+            assert field is not None
+            atoms[field.index] = atom
+        ctx.set_struct(side, schema, atoms)
+        return True
+
+    def _fused_inserts(self, ctx: FusionContext, with_schema: bool) -> list[tuple[str, str]]:
+        """:meth:`_inserted` as atoms. With a schema a missing partition/timestamp leaves its field
+        null, which the atom's own ``None`` does; without one the key is left out, so the code is
+        compiled for the sample record's case (and guarded)."""
+        out: list[tuple[str, str]] = []
+        if self._topic is not None:
+            out.append((self._topic.name, ctx.topic))
+        if self._partition is not None and (with_schema or ctx.has_partition()):
+            out.append((self._partition.name, "p"))
+        if self._offset is not None:
+            out.append((self._offset.name, ctx.let("r.kafka_offset", int)))
+        if self._timestamp is not None:
+            if with_schema:
+                to_logical, ts_schema = ctx.const(Timestamp.to_logical), ctx.const(Timestamp.SCHEMA)
+                out.append((self._timestamp.name, ctx.let(f"None if ts is None else {to_logical}({ts_schema}, ts)")))
+            elif ctx.has_timestamp():
+                out.append((self._timestamp.name, "ts"))
+        if self._static is not None and self._static_value is not None:
+            out.append((self._static.name, ctx.const(self._static_value)))
+        return out
 
     def _updated_schema(self, schema: Schema) -> Schema:
         builder = copy_schema_basics(schema, SchemaBuilder.struct())

@@ -26,6 +26,7 @@ from seaway.connect.api import (
     Struct,
 )
 from seaway.connect.api.transforms import R
+from seaway.transforms.fusion import MAP, STRUCT, FusionContext
 from seaway.transforms.util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
     KeyValueTransformation,
@@ -54,6 +55,8 @@ CONFIG_DEF = define_replace_null_with_default(
 
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 _INT_BITS = {SchemaType.INT8: 8, SchemaType.INT16: 16, SchemaType.INT32: 32, SchemaType.INT64: 64}
+# one value of each immutable type whose masked value a fused run precomputes
+_SAMPLES: dict[type | None, Any] = {str: "x", int: 1, float: 1.0, bool: True}
 
 
 def _empty(value: Any) -> Any:
@@ -152,6 +155,39 @@ class MaskField(KeyValueTransformation[R]):
             values[i] = self.masked(values[i], field_schema)  # of the field's own type, hence valid
         masked_struct: Struct = struct_from_values(struct.schema, values)
         return self.new_record(record, struct.schema, masked_struct)
+
+    def _fuse(self, ctx: FusionContext) -> bool:
+        """This SMT's step in a fused run (see :mod:`seaway.transforms.fusion`): ``apply`` as code."""
+        side = ctx.side(self.operates_on_key)
+        if side.kind == MAP:
+            items = dict(side.items)
+            for name in self._field_order:
+                items[name] = self._fused_mask(ctx, side.items.get(name, "None"), None)
+            ctx.set_map(side, items)
+            return True
+        if side.kind != STRUCT:
+            return False  # a null value: the stage raises its "Only Struct/Map objects" error
+        assert side.schema is not None
+        atoms = ctx.read_struct(side, self._replace_null)
+        for i, field_schema in self._cache.get_or_build(side.schema, self._plan):
+            atoms[i] = self._fused_mask(ctx, atoms[i], field_schema)
+        ctx.set_struct(side, side.schema, atoms)
+        return True
+
+    def _fused_mask(self, ctx: FusionContext, atom: str, schema: Schema | None) -> str:
+        """``masked(atom, schema)`` as an atom. The masked value depends only on the value's type
+        (and the schema), so the usual type gets a precomputed constant; others call ``masked``."""
+        if atom == "None":
+            return "None"
+        general = f"{ctx.const(self.masked)}({atom}, {ctx.const(schema)})"
+        hint = ctx.hint(atom)
+        if hint not in _SAMPLES:
+            return ctx.let(general)
+        try:
+            fast = self.masked(_SAMPLES[hint], schema)
+        except DataError:  # e.g. a replacement that does not parse: the general call raises it
+            return ctx.let(general)
+        return ctx.let(f"{ctx.const(fast)} if type({atom}) is {ctx.const(hint)} else {general}", hint)
 
     def _plan(self, schema: Schema) -> list[tuple[int, Schema]]:
         """(index, schema) of the fields of ``schema`` to mask."""

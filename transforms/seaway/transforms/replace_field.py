@@ -13,6 +13,7 @@ from typing import Any
 
 from seaway.connect.api import ConfigDef, ConfigError, ConfigType, Importance, LambdaValidator, Schema, SchemaBuilder
 from seaway.connect.api.transforms import R
+from seaway.transforms.fusion import MAP, NULL, FusionContext
 from seaway.transforms.util import (
     REPLACE_NULL_WITH_DEFAULT_CONFIG,
     KeyValueTransformation,
@@ -126,6 +127,24 @@ class ReplaceField(KeyValueTransformation[R]):
             if name is not None:
                 updated[name] = value
         return updated
+
+    def _fuse(self, ctx: FusionContext) -> bool:
+        """This SMT's step in a fused run (see :mod:`seaway.transforms.fusion`): ``apply`` as code."""
+        side = ctx.side(self.operates_on_key)
+        if side.kind == NULL:
+            return True  # a tombstone passes through
+        if side.kind == MAP:
+            updated: dict[Any, str] = {}
+            for key, atom in side.items.items():  # as _replace_schemaless, dict semantics included
+                if self.keep(key):
+                    updated[self.renamed(key)] = atom
+            ctx.set_map(side, updated)
+            return True
+        assert side.schema is not None
+        new_schema, positions = self._cache.get_or_build(side.schema, self._updated_schema)
+        old = ctx.read_struct(side, self._replace_null)
+        ctx.set_struct(side, new_schema, [old[i] for i in positions])
+        return True
 
     def _updated_schema(self, schema: Schema) -> tuple[Schema, list[int]]:
         """The derived schema and, per derived field, the index of its source field."""

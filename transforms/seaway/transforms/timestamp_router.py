@@ -16,6 +16,7 @@ from typing import Any
 from seaway.connect.api import ConfigDef, ConfigError, ConfigType, DataError, Importance, Transformation
 from seaway.connect.api.transforms import R
 from seaway.transforms._datefmt import JavaDateFormat, PatternError
+from seaway.transforms.fusion import FusionContext
 
 __all__ = ["TimestampRouter"]
 
@@ -51,14 +52,34 @@ class TimestampRouter(Transformation[R]):
         if timestamp is None:
             raise DataError(f"Timestamp missing on record: {record!r}")
         try:
-            formatted = self._format.format(timestamp)
+            routed = self._route(record.topic, timestamp)
         except ValueError as e:
             raise DataError(str(e)) from None
-        topic = record.topic
+        return record.new_record(topic=routed)
+
+    def _route(self, topic: str, timestamp: int) -> str:
+        """The routed topic; :class:`ValueError` for a timestamp out of the formatter's range."""
+        formatted = self._format.format(timestamp)
         last = self._last
         if last is not None and last[0] == topic and last[1] == formatted:
-            routed = last[2]
-        else:
-            routed = self._topic_format.replace("${topic}", topic).replace("${timestamp}", formatted)
-            self._last = (topic, formatted, routed)
-        return record.new_record(topic=routed)
+            return last[2]
+        routed = self._topic_format.replace("${topic}", topic).replace("${timestamp}", formatted)
+        self._last = (topic, formatted, routed)
+        return routed
+
+    def _fusion_sides(self) -> tuple[str, ...]:
+        return ()  # reads the topic and the timestamp only
+
+    def _fuse(self, ctx: FusionContext) -> bool:
+        """This SMT's step in a fused run (see :mod:`seaway.transforms.fusion`): ``apply`` as code."""
+        if not ctx.has_timestamp():
+            return False  # the stage raises its "Timestamp missing" error
+        # the routed topic of the last (topic, timestamp bucket): JavaDateFormat reuses its text
+        # within a bucket, so the route only changes with the bucket (a day for yyyyMMdd) or topic
+        last = ctx.const([None, None, None])  # bucket, topic, routed topic
+        bucket = ctx.let(f"ts // {ctx.const(self._format.resolution)}")
+        routed = ctx.let(f"{last}[2] if {bucket} == {last}[0] and {ctx.topic} == {last}[1] else None")
+        ctx.emit(f"if {routed} is None: {routed} = {last}[2] = {ctx.const(self._route)}({ctx.topic}, ts); "
+                       f"{last}[0] = {bucket}; {last}[1] = {ctx.topic}")
+        ctx.set_topic(routed)
+        return True

@@ -5,17 +5,26 @@ iff it has no predicate or ``negate XOR predicate.test(record)``. ``None`` from 
 the record and ends the chain. Instances are built per task from the connector config
 (``transforms``, ``transforms.<alias>.type|predicate|negate|*``, ``predicates``,
 ``predicates.<alias>.type|*``) and used by that task's thread only.
+
+Fusion: each maximal run of two or more consecutive stages whose transformations are
+built-in SMTs that support it (:func:`seaway.transforms.fusion.is_fusable`) and that have no
+predicate runs as one :class:`~seaway.transforms.fusion.FusedRun`: one generated function
+per input shape, with the stage-by-stage path for whatever that function does not cover, so
+results and errors are exactly those of the stages. User SMTs, stages with a predicate and
+SMTs without fusion support run on their own, as before. ``stages`` stays the list of all
+stages (closing, introspection).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Generic
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, cast
 
 from seaway.connect.api import ConfigError, ConnectRecord, Predicate, Transformation
 from seaway.connect.api.transforms import R
 from seaway.connect.runtime.config import ConnectorConfig
 from seaway.connect.runtime.plugins import PluginKind
+from seaway.transforms.fusion import FusedRun, is_fusable
 
 __all__ = ["TransformationChain", "TransformationStage", "build_chain"]
 
@@ -44,18 +53,53 @@ class TransformationStage(Generic[R]):
             self.predicate.close()
 
 
-class TransformationChain(Generic[R]):
-    """Applies stages in order; empty chains are falsy so callers can skip them entirely."""
+Step = Callable[[R], "R | None"]
+_MIN_RUN = 2  # a single SMT gains nothing from fusion
 
-    def __init__(self, stages: Sequence[TransformationStage[R]] = ()) -> None:
+
+def _steps(stages: Sequence[TransformationStage[R]], fuse: bool) -> list[Step[R]]:
+    """The callables ``apply`` runs: single stages, and fused runs of consecutive fusable stages."""
+    steps: list[Step[R]] = []
+    run: list[TransformationStage[R]] = []
+
+    def end_run() -> None:
+        if len(run) >= _MIN_RUN:
+            steps.append(cast("Step[R]", FusedRun([stage.transformation for stage in run])))
+        else:
+            steps.extend(stage.apply for stage in run)
+        run.clear()
+
+    for stage in stages:
+        if fuse and stage.predicate is None and is_fusable(stage.transformation):
+            run.append(stage)
+            continue
+        end_run()
+        steps.append(stage.apply)
+    end_run()
+    return steps
+
+
+class TransformationChain(Generic[R]):
+    """Applies stages in order; empty chains are falsy so callers can skip them entirely.
+
+    ``fuse=False`` runs every stage on its own (the reference the fused runs are tested against).
+    """
+
+    def __init__(self, stages: Sequence[TransformationStage[R]] = (), fuse: bool = True) -> None:
         self.stages = list(stages)
+        self._steps = _steps(self.stages, fuse)
+        # the usual fused chain is one step: called directly, without the loop
+        self._single = self._steps[0] if len(self._steps) == 1 else None
 
     def __bool__(self) -> bool:
         return bool(self.stages)
 
     def apply(self, record: R) -> R | None:
-        for stage in self.stages:
-            out = stage.apply(record)
+        single = self._single
+        if single is not None:
+            return single(record)
+        for step in self._steps:
+            out = step(record)
             if out is None:
                 return None
             record = out
