@@ -27,6 +27,7 @@ import fastavro
 from seaway.errors import SeawayError
 
 __all__ = [
+    "HEADER_SIZE",
     "MAGIC_BYTE",
     "STRATEGIES",
     "SerdeError",
@@ -34,6 +35,7 @@ __all__ = [
     "avro_name",
     "decode_avro",
     "encode_avro",
+    "frame_schema_id",
     "pack",
     "record_name_strategy",
     "subject_name_strategy",
@@ -44,6 +46,8 @@ __all__ = [
 
 MAGIC_BYTE = 0
 _HEADER = struct.Struct(">bI")
+HEADER_SIZE = _HEADER.size
+"""Where the Avro payload starts in a frame."""
 
 SubjectNameStrategy = Callable[[str, bool, str | None], str]
 """``strategy(topic, is_key, record_name) -> subject``."""
@@ -60,12 +64,17 @@ def pack(schema_id: int, payload: bytes) -> bytes:
 
 def unpack(data: bytes) -> tuple[int, bytes]:
     """Split a frame into (schema id, Avro payload); ``SerdeError`` if it is not one."""
+    return frame_schema_id(data), bytes(data[_HEADER.size :])
+
+
+def frame_schema_id(data: bytes) -> int:
+    """The schema id of a frame (payload left in place, at ``HEADER_SIZE``); ``SerdeError`` if not a frame."""
     if len(data) < _HEADER.size:
         raise SerdeError(f"Message too short for the Confluent wire format ({len(data)} bytes)")
     magic, schema_id = _HEADER.unpack_from(data)
     if magic != MAGIC_BYTE:
         raise SerdeError(f"Unknown magic byte {magic}")
-    return schema_id, bytes(data[_HEADER.size :])
+    return int(schema_id)
 
 
 def encode_avro(parsed_schema: Any, value: Any) -> bytes:
