@@ -46,6 +46,7 @@ from confluent_kafka import Consumer, TopicPartition  # noqa: E402
 from seaway.connect.converters.json_converter import JsonConverter  # noqa: E402
 from seaway.connect.testing import EmbeddedConnect  # noqa: E402
 from seaway.connectors.spark_sink import SparkParquetSinkConnector, shared_session  # noqa: E402
+from seaway.connectors.spark_sink.session import wait_warmed  # noqa: E402
 
 from tests.connectors.spark_sink import lake_check  # noqa: E402
 from tests.support.broker import BrokerProcess  # noqa: E402
@@ -126,6 +127,9 @@ def main() -> None:
             lake_check.produce_json(broker.bootstrap, topic, 0, args.records, PARTITIONS)
             ends = lake_check.end_offsets(broker.bootstrap, topic, PARTITIONS)
             per_file = max(1, args.flush_size)
+            # the session's background warm-up (a running worker's JVM is warm) must not share
+            # the CPU with either measurement
+            wait_warmed(600)
             hand = run_hand_loop(broker.bootstrap, topic, work / "hand", per_file, args.records)
             sink = asyncio.run(run_sink(broker.bootstrap, topic, work / "lake", work / "connect", per_file,
                                         args.tasks, ends))

@@ -238,3 +238,74 @@ def test_config_definition() -> None:
 
     with pytest.raises(ConfigError):
         converter(**{"decimal.format": "HEX"})
+
+
+def test_any_whitespace_layout_reads_through_the_schema_cache() -> None:
+    """Python's json.dumps default (', ' and ': ') and pretty-printing hit the cache like Kafka's compact form."""
+    c = converter()
+    schema_json = c.as_json_schema(STRUCT_SCHEMA)
+    layouts = [json.dumps({"schema": schema_json, "payload": {"id": i, "name": None, "active": True}}, **kw).encode()
+               for i, kw in enumerate([{}, {"separators": (",", ":")}, {"indent": 2}, {"indent": "\t"}])]
+    layouts.append(b' \n{ "schema" :' + json.dumps(schema_json).encode()
+                   + b'\r\n, "payload"\t: {"id": 9, "active": true} }\n ')
+    results = [c.to_connect_data("t", data) for data in layouts for _ in range(2)]
+    assert [r.value.get("id") for r in results] == [0, 0, 1, 1, 2, 2, 3, 3, 9, 9]
+    assert all(r.schema == STRUCT_SCHEMA for r in results)
+    assert results[1].schema is results[0].schema  # the second read of a layout came from the cache
+
+
+def test_cached_schema_does_not_accept_what_a_full_parse_rejects() -> None:
+    c = converter()
+    good = b'{"schema": {"type": "int32", "optional": false}, "payload": 5}'
+    assert c.to_connect_data("t", good).value == 5  # now cached
+    for bad in (b'{"schema": {"type": "int32", "optional": false}, "payload": 5 6}',
+                b'{"schema": {"type": "int32", "optional": false}, "payload": }',
+                b'{"schema": {"type": "int32", "optional": false}, "payload": 5, "extra": 1}',
+                b'{"schema": {"type": "int32", "optional": false}, "payload": 5\x0b}'):
+        with pytest.raises(DataError):
+            c.to_connect_data("t", bad)
+    # duplicate keys: the full parse decides (the last one wins, as Jackson and json.loads do)
+    dup = b'{"schema": {"type": "int32", "optional": false}, "payload": 5, "payload": 7}'
+    assert c.to_connect_data("t", dup).value == 7
+
+
+def test_struct_field_errors_name_the_field() -> None:
+    inner = SchemaBuilder.struct().name("Inner").field("x", Schema.INT16_SCHEMA).build()
+    schema = (SchemaBuilder.struct().field("id", Schema.INT64_SCHEMA).field("inner", inner)
+              .field("note", Schema.OPTIONAL_STRING_SCHEMA).field("ratio", Schema.FLOAT64_SCHEMA)
+              .field("on", Schema.BOOLEAN_SCHEMA).build())
+    c = converter()
+    envelope = {"schema": c.as_json_schema(schema)}
+
+    def read(payload: Any) -> Any:
+        return c.to_connect_data("t", json.dumps({**envelope, "payload": payload}).encode()).value
+
+    ok = {"id": 1, "inner": {"x": 2}, "note": None, "ratio": 3, "on": False}
+    value = read(ok)
+    assert value == Struct(schema).put("id", 1).put("inner", Struct(inner).put("x", 2)).put("ratio", 3.0) \
+        .put("on", False)
+    assert isinstance(value.get("ratio"), float)  # an integral JSON number still becomes a FLOAT64
+    cases = [({"id": "1"}, r"Invalid JSON STRING for INT64 field \(field 'id'\)"),
+             ({"id": True}, r"Invalid JSON BOOLEAN for INT64 field \(field 'id'\)"),
+             ({"id": 1 << 63}, r"out of range for INT64 \(field 'id'\)"),
+             ({"inner": {"x": 40000}}, r"out of range for INT16 \(field 'inner\.x'\)"),
+             ({"inner": None}, r"Invalid null value for required STRUCT field \(field 'inner'\)"),
+             ({"inner": [1]}, r"Structs should be encoded as JSON objects.* \(field 'inner'\)"),
+             ({"note": 5}, r"Invalid JSON NUMBER for STRING field \(field 'note'\)"),
+             ({"ratio": "x"}, r"Invalid JSON STRING for FLOAT64 field \(field 'ratio'\)"),
+             ({"on": 1}, r"Invalid JSON NUMBER for BOOLEAN field \(field 'on'\)"),
+             ({"on": None}, r"Invalid null value for required BOOLEAN field \(field 'on'\)")]
+    for change, message in cases:
+        with pytest.raises(DataError, match=message):
+            read({**ok, **change})
+    with pytest.raises(DataError, match="Structs should be encoded as JSON objects"):
+        read([1, 2])
+
+
+def test_struct_field_defaults_and_nulls_follow_replace_null_with_default() -> None:
+    schema = (SchemaBuilder.struct().field("n", SchemaBuilder.int32().optional().default_value(7).build())
+              .field("s", Schema.OPTIONAL_STRING_SCHEMA).build())
+    data = b'{"schema":' + json.dumps(converter().as_json_schema(schema)).encode() + b',"payload":{"n":null}}'
+    assert converter().to_connect_data("t", data).value.get_without_default("n") == 7
+    kept = converter(**{"replace.null.with.default": "false"}).to_connect_data("t", data).value
+    assert kept.get_without_default("n") is None and kept.get_without_default("s") is None

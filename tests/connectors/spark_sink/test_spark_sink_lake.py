@@ -155,7 +155,7 @@ def test_crash_between_rename_and_commit_is_adopted(spark: Any, tmp_path: Path) 
     buffer = PartitionBuffer(TopicPartition("o", 0), config, partitioner, committed=3)
     [fs] = buffer.add([record("o", 0, o, order(o, regions[o % 2]), ORDER) for o in range(3, 6)], 0)
     moves: dict[int, Any] = {}
-    writer._write_group([(fs, *arrow_table(fs, False))], moves)
+    writer._write_group([(fs, *arrow_table(fs))], moves)
     entry = CommitEntry("o", 0, 3, 6, tuple(moves[id(fs)]))
     log = CommitLog(writer.lake, "o", 0)
     log.begin(entry)

@@ -38,6 +38,7 @@ from seaway.connect.api.data.schema import (
 )
 from seaway.connect.api.data.struct import Struct
 from seaway.connect.api.errors import DataError
+from seaway.connect.converters._struct_reader import compile_struct_reader, in_field
 
 __all__ = ["JsonCodec", "RawNumber", "contains_decimal"]
 
@@ -296,9 +297,12 @@ class JsonCodec:
                 builder.field(name, field_schema)
         return builder
 
-    def to_connect_fn(self, schema: Schema) -> Fn:
-        """A function from parsed JSON to the Connect value of ``schema`` (Kafka's ``convertToConnect``)."""
-        inner = self._to_connect_non_null(schema)
+    def to_connect_fn(self, schema: Schema, path: str = "") -> Fn:
+        """A function from parsed JSON to the Connect value of ``schema`` (Kafka's ``convertToConnect``).
+
+        ``path``: where this value sits inside a struct (dotted field names), for error messages.
+        """
+        inner = self._to_connect_non_null(schema, path)
         default = schema.default_value
         if default is not None and self.replace_null_with_default:
             return lambda v: default if v is None else inner(v)
@@ -312,13 +316,13 @@ class JsonCodec:
             return inner(v)
         return required
 
-    def _to_connect_non_null(self, schema: Schema) -> Fn:
+    def _to_connect_non_null(self, schema: Schema, path: str) -> Fn:
         name, stype = schema.name, schema.type
         if name == DECIMAL_LOGICAL_NAME:
             return lambda v: _decimal_from_json(schema, v)
         if name in (DATE_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME):
             logical = _LOGICAL_CLASSES[name]
-            base = self._to_connect_non_null(SchemaBuilder(stype).build())
+            base = self._to_connect_non_null(SchemaBuilder(stype).build(), path)
             return lambda v: logical.to_logical(schema, base(v))
         if stype in _INT_BITS:
             low, high = -(1 << _INT_BITS[stype]), (1 << _INT_BITS[stype]) - 1
@@ -348,7 +352,7 @@ class JsonCodec:
             return _bytes_from_json
         if stype is SchemaType.ARRAY:
             assert schema.value_schema is not None
-            element = self.to_connect_fn(schema.value_schema)
+            element = self.to_connect_fn(schema.value_schema, path)
 
             def array(v: Any) -> Any:
                 if not isinstance(v, list):
@@ -356,12 +360,13 @@ class JsonCodec:
                 return [element(e) for e in v]
             return array
         if stype is SchemaType.MAP:
-            return self._map_to_connect(schema)
-        return self._struct_to_connect(schema)
+            return self._map_to_connect(schema, path)
+        return self._struct_to_connect(schema, path)
 
-    def _map_to_connect(self, schema: Schema) -> Fn:
+    def _map_to_connect(self, schema: Schema, path: str) -> Fn:
         assert schema.key_schema is not None and schema.value_schema is not None
-        key_fn, value_fn = self.to_connect_fn(schema.key_schema), self.to_connect_fn(schema.value_schema)
+        key_fn = self.to_connect_fn(schema.key_schema, path)
+        value_fn = self.to_connect_fn(schema.value_schema, path)
         if schema.key_schema.type is SchemaType.STRING:
             def object_map(v: Any) -> Any:
                 if not isinstance(v, dict):
@@ -385,16 +390,16 @@ class JsonCodec:
             return result
         return pairs_map
 
-    def _struct_to_connect(self, schema: Schema) -> Fn:
-        fields = [(f.name, self.to_connect_fn(f.schema)) for f in schema.field_list]
+    def _struct_to_connect(self, schema: Schema, path: str) -> Fn:
+        """The schema's compiled reader (see :mod:`._struct_reader`); errors name the field."""
+        fns = []
+        for f in schema.field_list:
+            field_path = f"{path}.{f.name}" if path else f.name
+            fns.append(in_field(self.to_connect_fn(f.schema, field_path), field_path))
 
-        def struct(v: Any) -> Any:
-            if not isinstance(v, dict):
-                raise DataError(f"Structs should be encoded as JSON objects, but found {_json_type(v)}")
-            result = Struct(schema)
-            result._values = [fn(v.get(name)) for name, fn in fields]
-            return result
-        return struct
+        def not_object(v: Any) -> Any:
+            raise DataError(f"Structs should be encoded as JSON objects, but found {_json_type(v)}")
+        return compile_struct_reader(schema, fns, self.replace_null_with_default, not_object)
 
 
 def _raise(error: Exception) -> Any:

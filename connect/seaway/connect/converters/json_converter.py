@@ -11,11 +11,14 @@ Config (Kafka's names and defaults):
 Without schemas, reading infers as Kafka does: integers -> INT64 (``int``), other numbers ->
 FLOAT64 (``float``), objects -> MAP (``dict``), arrays -> ARRAY (``list``); no schema.
 
-Speed: the schema JSON text and the per-schema conversion closures are cached; an
-envelope in Kafka's compact layout is recognised by its schema *text* (one slice and one
-dict lookup) so the schema is neither parsed nor rebuilt per record, and only the payload
-is parsed (a string payload by ``json``'s C string scanner directly). Other layouts (e.g.
-pretty-printed) take a slower but equivalent path. Output is compact JSON with non-ASCII
+Speed: the schema JSON text and the per-schema conversion functions are cached; a
+schema-first envelope in any JSON whitespace layout (Kafka's compact one, Python's
+``json.dumps`` default, pretty-printed) is recognised by its schema's *bytes* (compared in
+place against the last schema seen, else one slice and one dict lookup), so the schema is
+neither parsed nor rebuilt per record, and only the payload is parsed, by ``json``'s C
+scanner. Structs are read by code compiled once per schema
+(:mod:`~seaway.connect.converters._struct_reader`). Other layouts (payload first) take a
+slower but equivalent path. Output is compact JSON with non-ASCII
 text as UTF-8, as Jackson writes it; floats print as Python does (``1e+20`` where Java
 prints ``1.0E20``), which any JSON reader treats as the same number.
 """
@@ -25,6 +28,7 @@ from __future__ import annotations
 import decimal
 import json
 import os
+import re
 from collections.abc import Mapping
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any, ClassVar
@@ -46,8 +50,6 @@ SCHEMAS_CACHE_SIZE_CONFIG = "schemas.cache.size"
 DECIMAL_FORMAT_CONFIG = "decimal.format"
 REPLACE_NULL_WITH_DEFAULT_CONFIG = "replace.null.with.default"
 
-_PREFIX = b'{"schema":'
-_PAYLOAD = b',"payload":'
 _ENVELOPE_ERROR = ('JsonConverter with schemas.enable requires "schema" and "payload" fields and may not '
                    "contain additional fields. If you are trying to deserialize plain JSON data, set "
                    "schemas.enable=false in your converter configuration.")
@@ -114,6 +116,7 @@ class JsonConverter(KeyValueHeaderConverter):
     def _set_caches(self, size: int) -> None:
         self._write_fns = _Cache(size)      # Schema -> (schema JSON text, value fn)
         self._read_entries = _Cache(size)   # schema JSON text (bytes) -> _ReadEntry
+        self._last: tuple[bytes, _ReadEntry | None] = (b"", None)  # the last hit of _read_entries
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF
@@ -181,17 +184,25 @@ class JsonConverter(KeyValueHeaderConverter):
             return SchemaAndValue.NULL
         if not self.schemas_enabled:
             return SchemaAndValue(None, _loads(value))
-        if value.startswith(_PREFIX) and value.endswith(b"}"):
-            end = value.find(_PAYLOAD, len(_PREFIX))
-            if end > 0:
-                entry: _ReadEntry | None = self._read_entries.get(value[len(_PREFIX):end])
+        split = _split_envelope(value)
+        if split is not None:
+            start, end = split[0], split[1]
+            last = self._last
+            # records of a topic mostly share one schema: compare its bytes in place (no copy, no hash)
+            if end - start == len(last[0]) and value.startswith(last[0], start):
+                entry: _ReadEntry | None = last[1]
+            else:
+                key = value[start:end]
+                entry = self._read_entries.get(key)
                 if entry is not None:
-                    try:
-                        payload = _parse_payload(value[end + len(_PAYLOAD):-1].decode(), entry.exact)
-                    except ValueError:
-                        pass  # not this layout after all (or not strict UTF-8): the full parse decides
-                    else:
-                        return SchemaAndValue(entry.schema, entry.fn(payload))
+                    self._last = (key, entry)
+            if entry is not None:
+                try:
+                    payload = _parse_payload(value[split[2]:split[3]].decode(), entry.exact)
+                except ValueError:
+                    pass  # not this layout after all (or not strict UTF-8): the full parse decides
+                else:
+                    return SchemaAndValue(entry.schema, entry.fn(payload))
         return self._to_connect_slow(value)
 
     def _to_connect_slow(self, value: bytes) -> SchemaAndValue:
@@ -215,10 +226,15 @@ class JsonConverter(KeyValueHeaderConverter):
 
     @staticmethod
     def _schema_key(value: bytes, schema_json: Any) -> bytes:
-        """The cache key: the schema's own text when the layout is Kafka's (so the fast path hits)."""
-        end = value.find(_PAYLOAD, len(_PREFIX)) if value.startswith(_PREFIX) else -1
-        if end > 0:
-            text = value[len(_PREFIX):end]
+        """The cache key: the schema's own bytes when :func:`_split_envelope` finds them (so the
+        fast path hits next time), else a canonical dump of the parsed schema.
+
+        The bytes are used only after checking they parse to this very schema; a wrong split
+        (``"payload"`` as a key inside the schema) cuts the schema's text short, which never parses.
+        """
+        split = _split_envelope(value)
+        if split is not None:
+            text = value[split[0]:split[1]]
             try:
                 if json.loads(text) == schema_json:
                     return text
@@ -227,18 +243,84 @@ class JsonConverter(KeyValueHeaderConverter):
         return json.dumps(schema_json, separators=(",", ":")).encode()
 
 
+_HEAD = re.compile(rb'\{[ \t\n\r]*"schema"[ \t\n\r]*:[ \t\n\r]*')
+_WS = frozenset(b" \t\n\r")  # JSON's whitespace, and nothing else (bytes.isspace() is wider)
+_COMMA, _COLON, _CLOSE = ord(","), ord(":"), ord("}")
+
+
+def _split_envelope(value: bytes) -> tuple[int, int, int, int] | None:
+    """Where the schema and the payload text of a schema-first envelope are, any JSON whitespace.
+
+    Returns (schema start, schema end, payload start, payload end), or ``None`` when ``value``
+    does not look like ``{"schema": S, "payload": P}``. A shortcut only: the caller uses the
+    schema bytes as a cache key (a hit proves they are a complete schema it has parsed before)
+    and parses the payload bytes strictly, so whatever this returns for malformed input, the
+    result is either what the full parse gives or a fall back to it.
+    """
+    ws = _WS
+    if value.startswith(b'{"schema":'):  # compact, or json.dumps' default ('{"schema": {')
+        start = 10
+        while value[start:start + 1] == b" ":
+            start += 1
+    else:
+        head = _HEAD.match(value)
+        if head is None:
+            return None
+        start = head.end()
+    mark = value.find(b'"payload"', start)
+    if mark < 0:
+        return None
+    try:
+        end = len(value) - 1
+        while value[end] in ws:
+            end -= 1
+        if value[end] != _CLOSE:
+            return None
+        i = mark - 1
+        while value[i] in ws:
+            i -= 1
+        if value[i] != _COMMA:
+            return None
+        while value[i - 1] in ws:
+            i -= 1
+        j = mark + 9
+        while value[j] in ws:
+            j += 1
+        if value[j] != _COLON:
+            return None
+        j += 1
+        while value[j] in ws:
+            j += 1
+        while value[end - 1] in ws:
+            end -= 1
+    except IndexError:
+        return None
+    if not start < i < j < end:
+        return None
+    return start, i, j, end
+
+
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in JSONDecoder.__init__
+_SCAN_EXACT = json.JSONDecoder(parse_float=decimal.Decimal).scan_once  # type: ignore[attr-defined]
+
+
 def _parse_payload(text: str, exact: bool) -> Any:
-    """The payload's value; a JSON string goes straight to the C string scanner.
+    """The payload's value (``text`` has no surrounding whitespace); ``ValueError`` if it is not one JSON value.
 
     ``json.loads`` spends more time detecting the encoding of bytes and matching whitespace
-    than parsing a 100-byte string; the scanner is the very function it would end up calling.
+    than parsing a 200-byte object; its C scanner (and, for a string payload, the C string
+    scanner) is the very function it would end up calling.
     """
     if text[:1] == '"':
         payload, stop = scanstring(text, 1)
-        if stop != len(text):
-            raise ValueError("trailing data after the payload string")
-        return payload
-    return json.loads(text, parse_float=decimal.Decimal if exact else None)
+    else:
+        try:
+            payload, stop = (_SCAN_EXACT if exact else _SCAN)(text, 0)
+        except StopIteration as e:
+            raise ValueError("not a JSON value") from e
+    if stop != len(text):
+        raise ValueError("trailing data after the payload")
+    return payload
 
 
 def _loads(value: bytes, exact: bool = False) -> Any:

@@ -234,8 +234,9 @@ class WorkerSinkTask(WorkerTask):
         """Messages to transformed SinkRecords (the hot path); per-batch offsets go to ``_batch_offsets``.
 
         Built-in converters are deterministic, so a null key converts once per batch, and
-        StringConverter / ByteArrayConverter values are decoded inline (their schema is fixed);
-        anything that raises is redone through the converters under the error operator.
+        StringConverter keys and StringConverter / ByteArrayConverter values are decoded inline
+        (their schema is fixed); anything that raises is redone through the converters under
+        the error operator.
         """
         setup = self.setup
         chain = setup.chain if setup.chain else None
@@ -244,6 +245,8 @@ class WorkerSinkTask(WorkerTask):
         value_conv = value_converter.to_connect_data
         header_conv = setup.header_converter.to_connect_header
         null_key = key_conv("", None) if type(key_converter) in _BUILTIN else None
+        key_encoding = key_converter.encoding if type(key_converter) is StringConverter else None
+        string_schema: Schema | None = Schema.OPTIONAL_STRING_SCHEMA
         encoding = value_converter.encoding if type(value_converter) is StringConverter else None
         passthrough = type(value_converter) is ByteArrayConverter
         value_schema = (Schema.OPTIONAL_STRING_SCHEMA if encoding is not None
@@ -263,7 +266,11 @@ class WorkerSinkTask(WorkerTask):
             offsets[(topic, partition)] = offset
             try:
                 raw = msg.key()
-                key = null_key if raw is None and null_key is not None else key_conv(topic, raw)
+                if raw is not None and key_encoding is not None:
+                    key_schema, key_value = string_schema, raw.decode(key_encoding)
+                else:
+                    key = null_key if raw is None and null_key is not None else key_conv(topic, raw)
+                    key_schema, key_value = key.schema, key.value
                 raw = msg.value()
                 if generic_value or raw is None:
                     sv = value_conv(topic, raw)
@@ -275,7 +282,7 @@ class WorkerSinkTask(WorkerTask):
                            if raw_headers else None)
                 ts_type, ts = msg.timestamp()
                 record: SinkRecord | None = SinkRecord(
-                    topic, partition, key.schema, key.value, schema, value, offset,
+                    topic, partition, key_schema, key_value, schema, value, offset,
                     ts if ts_type else None, ts_types[ts_type], headers)
                 if chain is not None:
                     record = chain.apply(record)

@@ -24,32 +24,74 @@ import zoneinfo
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import pyarrow as pa
 from seaway.connect.api import DataError, Schema, SchemaType, SinkRecord, TopicPartition
-from seaway.connectors.spark_sink.columns import project_struct
+from seaway.connectors.spark_sink.columns import metadata_arrays, metadata_fields, project_struct, value_columns
 from seaway.connectors.spark_sink.config import SparkSinkConfig
 from seaway.connectors.spark_sink.partitioner import Partitioner
 
 __all__ = ["FileSet", "PartitionBuffer"]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class FileSet:
-    """Closed (or still open) records of one Kafka partition: offsets ``start``..``end``."""
+    """Closed (or still open) records of one Kafka partition: offsets ``start``..``end``, as Arrow.
+
+    Records are converted to Arrow once per ``add`` (:meth:`seal`) and only their offsets and
+    folders stay as Python lists (of untracked ints and strs). Holding the SinkRecords until
+    the set is written would keep ``flush.size`` x partitions records of several objects each
+    alive, and every full pass of Python's cyclic GC walks all of them: measured, that was a
+    third of the task thread's time at 300,000 buffered records.
+    """
 
     tp: TopicPartition
     schema: Schema | None
-    records: list[SinkRecord] = field(default_factory=list)
+    include_metadata: bool = False
+    offsets: list[int] = field(default_factory=list)
     folders: list[str] = field(default_factory=list)
+    chunks: list[pa.RecordBatch] = field(default_factory=list)
+    pending: list[SinkRecord] = field(default_factory=list)
     base_time: int | None = None
     deadline_ms: int | None = None
 
     @property
     def start(self) -> int:
-        return self.records[0].original_kafka_offset
+        return self.offsets[0]
 
     @property
     def end(self) -> int:
-        return self.records[-1].original_kafka_offset
+        return self.offsets[-1]
+
+    def __len__(self) -> int:
+        return len(self.offsets)
+
+    def append(self, record: SinkRecord, folder: str) -> None:
+        self.pending.append(record)
+        self.offsets.append(record.original_kafka_offset)
+        self.folders.append(folder)
+
+    def extend(self, records: Sequence[SinkRecord], folders: Sequence[str]) -> None:
+        self.pending.extend(records)
+        self.offsets.extend([r.original_kafka_offset for r in records])
+        self.folders.extend(folders)
+
+    def seal(self) -> None:
+        """Convert the records added since the last seal into one Arrow record batch."""
+        if not self.pending:
+            return
+        columns = value_columns(self.schema)
+        arrays = columns.build([r.value for r in self.pending])
+        fields = list(columns.fields)
+        if self.include_metadata:
+            arrays += metadata_arrays(self.pending)
+            fields += metadata_fields()
+        self.chunks.append(pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields)))
+        self.pending = []
+
+    def table(self) -> pa.Table:
+        """Every row of the set, in offset order, as one contiguous Arrow table."""
+        self.seal()
+        return pa.Table.from_batches(self.chunks).combine_chunks()
 
 
 class PartitionBuffer:
@@ -65,7 +107,7 @@ class PartitionBuffer:
         self._tz = zoneinfo.ZoneInfo(config.timezone)
 
     def _new_set(self, schema: Schema | None, now_ms: int) -> FileSet:
-        fs = FileSet(self.tp, schema)
+        fs = FileSet(self.tp, schema, self.config.include_kafka_metadata)
         interval = self.config.rotate_schedule_interval_ms
         if interval > 0:
             offset = datetime.datetime.fromtimestamp(now_ms / 1000, self._tz).utcoffset()
@@ -94,12 +136,25 @@ class PartitionBuffer:
 
     def add(self, records: Sequence[SinkRecord], now_ms: int) -> list[FileSet]:
         """Buffer records (in offset order); return the sets they closed."""
-        closed: list[FileSet] = []
         if self.committed is not None:
             records = [r for r in records if r.original_kafka_offset >= self.committed]
         if not records:
-            return closed
+            return []
         folders = self.partitioner.encode_batch(records)
+        schema = self.open.schema if self.open is not None else records[0].value_schema
+        if self.config.rotate_interval_ms <= 0 and all(r.value_schema is schema for r in records):
+            closed = self._add_same_schema(records, folders, now_ms)
+        else:
+            closed = self._add_each(records, folders, now_ms)
+        for file_set in closed:
+            file_set.seal()
+        if self.open is not None:
+            self.open.seal()
+        return closed
+
+    def _add_each(self, records: Sequence[SinkRecord], folders: list[str], now_ms: int) -> list[FileSet]:
+        """``add``, one record at a time: every rule may cut anywhere."""
+        closed: list[FileSet] = []
         flush_size, interval = self.config.flush_size, self.config.rotate_interval_ms
         record_time = self.partitioner.record_time
         current = self.open
@@ -120,9 +175,25 @@ class PartitionBuffer:
                 current = self._new_set(record.value_schema, now_ms)
             if current.base_time is None:
                 current.base_time = ts
-            current.records.append(record)
-            current.folders.append(folder)
-            if len(current.records) >= flush_size:
+            current.append(record, folder)
+            if len(current) >= flush_size:
+                closed.append(current)
+                current = None
+        self.open = current
+        return closed
+
+    def _add_same_schema(self, records: Sequence[SinkRecord], folders: list[str], now_ms: int) -> list[FileSet]:
+        """``add`` when only ``flush.size`` can close a set (no record-time rotation, one schema
+        object throughout): the same sets, cut by slicing instead of a step per record."""
+        closed: list[FileSet] = []
+        flush_size, current, pos = self.config.flush_size, self.open, 0
+        while pos < len(records):
+            if current is None:
+                current = self._new_set(records[pos].value_schema, now_ms)
+            stop = pos + min(max(flush_size - len(current), 1), len(records) - pos)
+            current.extend(records[pos:stop], folders[pos:stop])
+            pos = stop
+            if len(current) >= flush_size:
                 closed.append(current)
                 current = None
         self.open = current

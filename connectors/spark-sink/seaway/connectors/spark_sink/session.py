@@ -22,15 +22,24 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-__all__ = ["shared_session", "start_session_async"]
+__all__ = ["shared_session", "start_session_async", "wait_warmed"]
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _session: Any = None
+_warmed = threading.Event()
+#: The warm-up: rounds of the sink's write path, each this many rows (~4 MB of Arrow).
+WARM_UP_ROUNDS = 4
+WARM_UP_ROWS = 20_000
 
 #: Settings the sink relies on; a ``spark.conf.*`` of the same name wins.
+#: ``localRelationThreshold`` 0: below it (48 MB by default) ``createDataFrame(arrow_table)``
+#: turns every row into a JVM object on the driver's py4j thread and ships the rows inside the
+#: tasks, which costs several times the Parquet write (mostly GC); at 0 the Arrow batches go to
+#: the executors as bytes and are read there, columnar, in parallel.
 DEFAULTS = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.sql.execution.arrow.localRelationThreshold": "0",
     "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
     "spark.sql.sources.partitionOverwriteMode": "static",
 }
@@ -61,9 +70,11 @@ def shared_session(master: str = "local[*]", conf: Mapping[str, str] | None = No
                 builder = builder.config(key, value)
             active = builder.getOrCreate()
             log.info("Started SparkSession (master %s)", active.sparkContext.master)
+            _warmed.clear()
             threading.Thread(target=_warm_up, args=(active,), name="spark-warm-up", daemon=True).start()
         else:
             log.info("Using the running SparkSession (master %s)", active.sparkContext.master)
+            _warmed.set()
         for key, value in {**DEFAULTS, **conf}.items():
             try:
                 if active.conf.get(key, None) != value:
@@ -89,18 +100,65 @@ def start_session_async(master: str, conf: Mapping[str, str]) -> Future[Any]:
 
 
 def _warm_up(spark: Any) -> None:
-    """One tiny Arrow -> Parquet job, so class loading and JIT of the write path happen now
-    (in the background while the consumer joins) rather than in the first real write."""
-    import pyarrow as pa
+    """Run the sink's own write path (:func:`~.writer.spark_write`) a few times on made-up rows.
+
+    A fresh JVM interprets the Arrow -> row -> Parquet code and compiles it as it gets hot:
+    the first real writes then cost seconds of JIT compilation each (measured: a 25,000-row
+    write took ~9 s in a fresh JVM, ~0.6 s warm). Doing it here, in the background while the
+    consumer joins its group, moves that cost off the first file sets.
+    """
+    from seaway.connectors.spark_sink.writer import spark_write
 
     folder = tempfile.mkdtemp(prefix="seaway-spark-warmup-")
     try:
-        spark.createDataFrame(pa.table({"x": pa.array([1], pa.int64())})).write.mode("overwrite") \
-            .parquet(Path(folder).as_uri() + "/out")
+        table = _warm_up_table(WARM_UP_ROWS)
+        for i in range(WARM_UP_ROUNDS):
+            spark_write(spark, table, f"{Path(folder).as_uri()}/{i}", "snappy")
     except Exception as e:
         log.warning("Spark warm-up job failed: %s", e)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+        _warmed.set()
+
+
+def _warm_up_table(rows: int) -> Any:
+    """Rows with the column types records usually have (and two output files, as a real write)."""
+    import datetime
+    import decimal
+
+    import pyarrow as pa
+    from seaway.connectors.spark_sink.writer import FILE_COLUMN
+
+    ids = list(range(rows))
+    text = [f"{i:08d}" + "x" * (i % 100) for i in ids]
+    return pa.table({
+        "id": pa.array(ids, pa.int64()), "n": pa.array([i % 1000 for i in ids], pa.int32()),
+        "small": pa.array([i % 100 for i in ids], pa.int16()), "tiny": pa.array([i % 100 for i in ids], pa.int8()),
+        "x": pa.array([i * 0.5 for i in ids], pa.float64()), "f": pa.array([i * 0.25 for i in ids], pa.float32()),
+        "ok": pa.array([i % 2 == 0 for i in ids], pa.bool_()),
+        "kind": pa.array([("a", "b", "c")[i % 3] for i in ids], pa.string()),
+        "text": pa.array([None if i % 7 == 0 else t for i, t in zip(ids, text, strict=True)], pa.string()),
+        "blob": pa.array([t.encode() for t in text], pa.binary()),
+        "at": pa.array([1_700_000_000_000 + i for i in ids], pa.int64()).cast(pa.timestamp("ms", tz="UTC")),
+        "day": pa.array([datetime.date(2024, 1, 1 + i % 28) for i in ids], pa.date32()),
+        "price": pa.array([decimal.Decimal(i) / 100 for i in ids], pa.decimal128(12, 2)),
+        "tags": pa.array([[i, i + 1] for i in ids], pa.list_(pa.int64())),
+        "attrs": pa.array([[("k", t)] for t in text], pa.map_(pa.string(), pa.string())),
+        "inner": pa.array([{"a": i, "b": t} for i, t in zip(ids, text, strict=True)],
+                          pa.struct([("a", pa.int64()), ("b", pa.string())])),
+        FILE_COLUMN: pa.array([i * 2 // rows for i in ids], pa.int32()),
+    })
+
+
+def wait_warmed(timeout: float | None = None) -> bool:
+    """Whether the warm-up of the session this process started has finished (waiting up to ``timeout``).
+
+    True at once when no warm-up was started (an adopted session). For benchmarks that want
+    a worker's steady state, and for tests; tasks never wait for it.
+    """
+    if _session is None:
+        return True
+    return _warmed.wait(timeout)
 
 
 def _is_stopped(session: Any) -> bool:

@@ -1,7 +1,8 @@
 """Closed file sets to visible, committed Parquet files: Arrow table -> Spark DataFrame -> Parquet.
 
-Sets closed in the same ``put`` whose columns agree are written by **one** Spark job (a job
-costs ~0.3 s however small): their Arrow tables are concatenated with a ``__seaway_file``
+Sets handed to one :meth:`LakeWriter.write` (everything the task queued while the previous
+write ran) whose columns agree are written by **one** Spark job (a job costs ~0.3-0.5 s of
+driver and JIT work however small): their Arrow tables are concatenated with a ``__seaway_file``
 column numbering the output files, and ``df.coalesce(1).write.partitionBy("__seaway_file")``
 writes exactly one part file per output file into a staging folder. Each part file is then
 renamed to the set's temp folder and, per set, the commit protocol of
@@ -19,39 +20,43 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from seaway.connectors.spark_sink.columns import metadata_arrays, metadata_fields, value_columns
 from seaway.connectors.spark_sink.commit_log import CommitEntry, CommitLog, FileMove
 from seaway.connectors.spark_sink.config import SparkSinkConfig
 from seaway.connectors.spark_sink.lake import TMP_DIR, LakeFileSystem, data_file_name
 from seaway.connectors.spark_sink.rotation import FileSet
 
-__all__ = ["FAULT_EXIT_CODE", "FILE_COLUMN", "LakeWriter", "arrow_table"]
+__all__ = ["FAULT_EXIT_CODE", "FILE_COLUMN", "LakeWriter", "arrow_table", "spark_write"]
 
 log = logging.getLogger(__name__)
 FILE_COLUMN = "__seaway_file"
 FAULT_EXIT_CODE = 77
 
 
-def arrow_table(file_set: FileSet, include_metadata: bool) -> tuple[pa.Table, list[str]]:
+def arrow_table(file_set: FileSet) -> tuple[pa.Table, list[str]]:
     """The set's rows as Arrow (plus the file-number column), and the folder of each file number.
 
     Rows are grouped by folder (stable, so offsets stay in order within a file).
     """
-    columns = value_columns(file_set.schema)
-    records = file_set.records
-    arrays = columns.build([r.value for r in records])
-    fields = list(columns.fields)
-    if include_metadata:
-        arrays += metadata_arrays(records)
-        fields += metadata_fields()
+    table = file_set.table()
     folders = list(dict.fromkeys(file_set.folders))
+    if len(folders) == 1:
+        return table.append_column(pa.field(FILE_COLUMN, pa.int32()),
+                                   pa.repeat(pa.scalar(0, pa.int32()), table.num_rows)), folders
     number = {f: i for i, f in enumerate(folders)}
-    arrays.append(pa.array([number[f] for f in file_set.folders], type=pa.int32()))
-    fields.append(pa.field(FILE_COLUMN, pa.int32()))
-    table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-    if len(folders) > 1:
-        table = table.take(pa.array(sorted(range(len(records)), key=lambda i: number[file_set.folders[i]])))
-    return table, folders
+    numbers = pa.array([number[f] for f in file_set.folders], type=pa.int32())
+    table = table.append_column(pa.field(FILE_COLUMN, pa.int32()), numbers)
+    return table.take(pc.sort_indices(numbers)), folders  # Arrow's sort is stable
+
+
+def spark_write(spark: Any, table: pa.Table, uri: str, codec: str) -> None:
+    """One Spark job: ``table`` -> DataFrame -> one Parquet part file per ``FILE_COLUMN`` value under ``uri``.
+
+    (The session's warm-up runs this very function, so the JVM compiles this path before
+    the first real write; see :mod:`~seaway.connectors.spark_sink.session`.)
+    """
+    df = spark.createDataFrame(table)
+    (df.coalesce(1).write.partitionBy(FILE_COLUMN).option("compression", codec)
+     .option("maxRecordsPerFile", 0).mode("errorifexists").parquet(uri))
 
 
 class LakeWriter:
@@ -73,7 +78,7 @@ class LakeWriter:
         """Write, make visible and commit ``sets`` (in order per partition); the commits made."""
         groups: dict[bytes, list[tuple[FileSet, pa.Table, list[str]]]] = {}
         for s in sets:
-            table, folders = arrow_table(s, self.config.include_kafka_metadata)
+            table, folders = arrow_table(s)
             groups.setdefault(table.schema.serialize().to_pybytes(), []).append((s, table, folders))
         moves: dict[int, list[FileMove]] = {}
         started = time.monotonic()
@@ -85,37 +90,32 @@ class LakeWriter:
             entry = CommitEntry(s.tp.topic, s.tp.partition, s.start, s.end + 1, tuple(moves[id(s)]))
             self._publish(entry)
             entries.append(entry)
-        log.info("Landed %d records in %d file sets: Spark %.3f s, commit %.3f s", sum(len(s.records) for s in sets),
+        log.info("Landed %d records in %d file sets: Spark %.3f s, commit %.3f s", sum(len(s) for s in sets),
                  len(sets), written - started, time.monotonic() - written)
         return entries
 
     def _write_group(self, members: list[tuple[FileSet, pa.Table, list[str]]],
                      moves: dict[int, list[FileMove]]) -> None:
         tables: list[pa.Table] = []
-        owners: list[tuple[FileSet, str]] = []
+        owners: list[tuple[FileSet, str, bool]] = []  # (set, folder, whether the set has only this folder)
         base = 0
         for s, table, folders in members:
             if base:
                 numbers = pc.add(table.column(FILE_COLUMN), pa.scalar(base, pa.int32()))
                 table = table.set_column(table.schema.get_field_index(FILE_COLUMN), FILE_COLUMN, numbers)
             tables.append(table)
-            owners.extend((s, folder) for folder in folders)
+            owners.extend((s, folder, len(folders) == 1) for folder in folders)
             base += len(folders)
         staging = f"{TMP_DIR}/_staging/{uuid.uuid4().hex}"
-        df = self.spark.createDataFrame(pa.concat_tables(tables))
-        (df.coalesce(1).write.partitionBy(FILE_COLUMN).option("compression", self.config.parquet_codec)
-         .option("maxRecordsPerFile", 0).mode("errorifexists").parquet(self.lake.uri(staging)))
-        for number, (s, folder) in enumerate(owners):
+        spark_write(self.spark, pa.concat_tables(tables), self.lake.uri(staging), self.config.parquet_codec)
+        for number, (s, folder, single) in enumerate(owners):
             source = self._single_part(f"{staging}/{FILE_COLUMN}={number}")
             temp = f"{TMP_DIR}/{s.tp.topic}/{s.tp.partition}/{uuid.uuid4().hex}.parquet"
             if not self.lake.rename(source, temp):
                 raise OSError(f"could not move {source} to {temp} in {self.lake.root}")
-            rows = s.records if len(set(s.folders)) == 1 else \
-                [r for r, f in zip(s.records, s.folders, strict=True) if f == folder]
-            first, last = rows[0].original_kafka_offset, rows[-1].original_kafka_offset
-            final = f"{folder}/{data_file_name(s.tp.topic, s.tp.partition, first, last)}"
-            moves.setdefault(id(s), []).append(
-                FileMove(temp, final, first, last, len(rows)))
+            offsets = s.offsets if single else [o for o, f in zip(s.offsets, s.folders, strict=True) if f == folder]
+            final = f"{folder}/{data_file_name(s.tp.topic, s.tp.partition, offsets[0], offsets[-1])}"
+            moves.setdefault(id(s), []).append(FileMove(temp, final, offsets[0], offsets[-1], len(offsets)))
         self.lake.delete(staging, recursive=True)
 
     def _single_part(self, folder: str) -> str:
