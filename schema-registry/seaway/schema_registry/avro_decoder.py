@@ -40,6 +40,7 @@ from seaway.connect.api.data.schema import (
 )
 from seaway.connect.api.data.struct import Struct
 from seaway.connect.api.errors import DataError
+from seaway.schema_registry.connect_avro import _full_name
 from seaway.schema_registry.wire import SerdeError
 
 __all__ = ["DECODE_ERRORS", "Decoder", "compile_decoder"]
@@ -314,11 +315,3 @@ class _Generator:
             self.emit(indent, f"if not {-bound} <= {n} < {bound}:",
                       f"    raise _bad('{schema.type.name} out of range:', {n})")
         return n
-
-
-def _full_name(avro: Mapping[str, Any], namespace: str | None) -> str:
-    name = str(avro["name"])
-    if "." in name:
-        return name
-    ns = avro.get("namespace", namespace)
-    return f"{ns}.{name}" if ns else name
