@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import re
 import signal
 import socket
 import subprocess
@@ -150,6 +151,14 @@ class WorkerProcess:
                 return " as leader " in line
         return False
 
+    def generation(self) -> int | None:
+        """The group generation the worker last joined, from its log."""
+        for line in reversed(self.output):
+            found = re.search(r"Joined group at generation (\d+) as ", line)
+            if found:
+                return int(found.group(1))
+        return None
+
     @property
     def worker_id(self) -> str:
         return self.url.split("://", 1)[1]
@@ -159,6 +168,21 @@ class WorkerProcess:
 
     def request(self, method: str, path: str, **kw: Any) -> httpx.Response:
         return httpx.request(method, self.url + path, timeout=60, **kw)
+
+
+def wait_settled(workers: list[WorkerProcess], timeout: float = 30) -> WorkerProcess:
+    """Wait until every worker has joined the same generation, with one leader; that leader.
+
+    "Some worker is leader" is not enough before a write: a follower still inside the next
+    rebalance knows no leader yet and answers 409 (as Kafka Connect does, asking to retry).
+    """
+    def settled() -> WorkerProcess | None:
+        generations = {w.generation() for w in workers}
+        leaders = [w for w in workers if w.is_leader()]
+        return leaders[0] if len(generations) == 1 and None not in generations and len(leaders) == 1 else None
+
+    leader: WorkerProcess = wait_for(settled, timeout, what="every worker in the same generation")
+    return leader
 
 
 def start_all(workers: list[WorkerProcess]) -> None:

@@ -20,6 +20,7 @@ from tests.connect.distributed.dist_support import (
     free_port,
     start_all,
     wait_for,
+    wait_settled,
     worker_properties,
 )
 from tests.support.broker import BrokerProcess
@@ -110,8 +111,8 @@ def test_work_spreads_fails_over_rebalances_and_survives_full_restart(cluster_br
                for i, p in enumerate(ports)]
     start_all(workers)
     try:
-        wait_for(lambda: any(w.is_leader() for w in workers), 20, what="a leader")
-        follower = next(w for w in workers if not w.is_leader())
+        leader = wait_settled(workers)
+        follower = next(w for w in workers if w is not leader)
         created = follower.request("POST", "/connectors", json={"name": "src", "config": {
             "connector.class": "FileStreamSource", "file": str(source_file), "topic": topic, "tasks.max": "2"}})
         assert created.status_code == 201, created.text

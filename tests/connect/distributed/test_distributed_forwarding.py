@@ -21,6 +21,7 @@ from tests.connect.distributed.dist_support import (
     free_port,
     start_all,
     wait_for,
+    wait_settled,
     worker_properties,
 )
 from tests.support.broker import BrokerProcess
@@ -86,8 +87,7 @@ def test_writes_on_a_follower_match_writes_on_the_leader(cluster: list[WorkerPro
 
 
 def _writes_on_a_follower_match_writes_on_the_leader(cluster: list[WorkerProcess], tmp_path: Path) -> None:
-    wait_for(lambda: any(w.is_leader() for w in cluster), 20, what="a leader")
-    leader = next(w for w in cluster if w.is_leader())
+    leader = wait_settled(cluster)
     follower = next(w for w in cluster if w is not leader)
     results: dict[str, list[tuple[int, Any]]] = {}
     for via, name in ((leader, "viale"), (follower, "viafo")):
@@ -130,8 +130,7 @@ def _writes_on_a_follower_match_writes_on_the_leader(cluster: list[WorkerProcess
 
 @pytest.mark.timeout(60)
 def test_internal_task_endpoint_requires_a_valid_signature(cluster: list[WorkerProcess], tmp_path: Path) -> None:
-    wait_for(lambda: any(w.is_leader() for w in cluster), 20, what="a leader")
-    leader = next(w for w in cluster if w.is_leader())
+    leader = wait_settled(cluster)
     created = leader.request("POST", "/connectors", json={"name": "s", "config": _config(tmp_path, "s")})
     assert created.status_code == 201
     path = "/connectors/s/tasks"
