@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +33,19 @@ def event(i: int) -> dict[str, Any]:
 
 def produce_json(bootstrap: str, topic: str, start: int, count: int, partitions: int) -> None:
     """JSON with schemas (JsonConverter's envelope); record i goes to partition i % partitions."""
+    produce_bodies(bootstrap, topic, partitions, start, count,
+                   lambda i: json.dumps({"schema": SCHEMA, "payload": event(i)}).encode())
+
+
+def produce_bodies(bootstrap: str, topic: str, partitions: int, start: int, count: int,
+                   body: Callable[[int], bytes]) -> None:
+    """Record i (key ``str(i)``, value ``body(i)``) to partition i % partitions, waiting when the queue is full."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": False})
     for i in range(start, start + count):
-        body = json.dumps({"schema": SCHEMA, "payload": event(i)}).encode()
+        value = body(i)
         while True:
             try:
-                producer.produce(topic, value=body, key=str(i).encode(), partition=i % partitions)
+                producer.produce(topic, value=value, key=str(i).encode(), partition=i % partitions)
                 break
             except BufferError:
                 producer.poll(0.1)

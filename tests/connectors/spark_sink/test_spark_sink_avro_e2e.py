@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 from pyspark.sql import types as T
 from seaway.connect.testing import EmbeddedConnect
 from seaway.connectors.spark_sink import SparkParquetSinkConnector
@@ -106,17 +106,7 @@ def produce_avro(bootstrap: str, registry: str, count: int) -> None:
     """Record i, framed by our serde (magic byte, schema id, Avro body), to partition i % PARTITIONS."""
     with SchemaRegistryClient(registry) as client:
         serialize = AvroSerializer(client, json.dumps(TRADE))
-        producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20, "enable.idempotence": False})
-        for i in range(count):
-            body = serialize(trade(i), TOPIC)
-            while True:
-                try:
-                    producer.produce(TOPIC, value=body, key=str(i).encode(), partition=i % PARTITIONS)
-                    break
-                except BufferError:
-                    producer.poll(0.1)
-        if producer.flush(60):
-            raise TimeoutError("produce did not finish")
+        lake_check.produce_bodies(bootstrap, TOPIC, PARTITIONS, 0, count, lambda i: serialize(trade(i), TOPIC))
 
 
 def topic_partition(bootstrap: str, registry: str, partition: int,
