@@ -14,7 +14,8 @@ For each converter case (``string``: StringConverter; ``json``: JsonConverter wi
   producer settings (acks=all, max.in.flight 1, linger.ms 5);
 - ``sink``: FileStreamSink (1 task) copying that topic to a file, against a hand-written
   ``consume(num_messages=500)`` loop writing each value (the JSON case ``json.loads`` it
-  and writes the payload) as a line.
+  and writes the payload) as a line; its consumer has the ``fetch.queue.backoff.ms`` the
+  worker gives sink tasks.
 
 An observer thread watches the topic's high watermark (source) or the output file's size
 (sink). Sources are timed from the start (``create_connector``, or the hand-written loop
@@ -174,8 +175,10 @@ def hand_source(bootstrap: str, case: str, infile: Path, topic: str) -> None:
 
 def hand_sink(bootstrap: str, case: str, topic: str, outfile: Path, total: int) -> None:
     """Consume batches of 500 and append each value (the JSON payload for ``json``) as a line."""
+    # fetch.queue.backoff.ms as the worker sets it for sink tasks (runtime/worker.py): with
+    # librdkafka's 1 s default, a loop slower than the broker idles whenever its queue fills
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-hand-{uuid.uuid4().hex}",
-                         "auto.offset.reset": "earliest"})
+                         "auto.offset.reset": "earliest", "fetch.queue.backoff.ms": 10})
     consumer.subscribe([topic])
     seen = 0
     deadline = time.monotonic() + TIMEOUT

@@ -15,7 +15,8 @@ string). Then, in this process:
    connector creation until the lake's commit log covers every partition's end offset).
    Sets close by ``flush.size`` only (no schedule), so choose ``--records`` as a multiple
    of 6 x ``--flush-size`` or the tail never lands.
-2. **Hand loop**: one confluent-kafka consumer assigned all partitions, ``json.loads`` of
+2. **Hand loop**: one confluent-kafka consumer assigned all partitions (``fetch.queue.backoff.ms``
+   10, as the worker sets for sink tasks), ``json.loads`` of
    each value, rows buffered per partition and written with ``pyarrow.parquet.write_table``
    every ``--flush-size`` rows (the same file count as the sink), no offsets kept anywhere.
 
@@ -71,7 +72,10 @@ async def run_sink(bootstrap: str, topic: str, lake: Path, work: Path, flush_siz
 
 def run_hand_loop(bootstrap: str, topic: str, out: Path, flush_size: int, total: int) -> float:
     out.mkdir(parents=True)
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-hand", "enable.auto.commit": False})
+    # the same fetch.queue.backoff.ms as the worker gives sink tasks (connect runtime worker.py):
+    # with librdkafka's 1 s default, a loop slower than the broker idles once its queue fills
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-hand", "enable.auto.commit": False,
+                         "fetch.queue.backoff.ms": 10})
     started = time.monotonic()
     consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
     buffers: dict[int, list[dict[str, Any]]] = {p: [] for p in range(PARTITIONS)}

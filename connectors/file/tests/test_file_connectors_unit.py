@@ -18,7 +18,10 @@ from seaway.connect.api import (
     ConnectError,
     ExactlyOnceSupport,
     OffsetStorageReader,
+    Schema,
     SinkRecord,
+    SinkRecordBatch,
+    SourceRecordBatch,
     SourceTaskContext,
 )
 from seaway.connectors.file import (
@@ -72,6 +75,25 @@ def test_lines_positions_and_terminators(tmp_path: Path) -> None:
         f.write(b"\n")  # "five" is complete only now
     more = task.poll()
     assert more is not None and [(r.value, r.source_offset) for r in more] == [("five", {"position": 28})]
+    task.stop()
+
+
+def test_poll_returns_a_batch_whose_offsets_are_computed_from_the_lines(tmp_path: Path) -> None:
+    path = tmp_path / "in.txt"
+    lines = [f"line {i} " + "x" * i for i in range(50)]
+    path.write_text("".join(line + "\n" for line in lines))
+    task = source_task(path, **{"batch.size": "30"})
+    batch = task.poll()
+    assert isinstance(batch, SourceRecordBatch)
+    assert batch.values == lines[:30] and batch.topic == "lines" and batch.value_schema == Schema.STRING_SCHEMA
+    ends = [sum(len(line) + 1 for line in lines[:n + 1]) for n in range(50)]
+    assert batch.source_offsets is not None
+    assert [batch.source_offsets[n] for n in range(30)] == [{"position": e} for e in ends[:30]]
+    assert batch.last_source_offset == batch.source_offsets[-1] == {"position": ends[29]}
+    with pytest.raises(IndexError):
+        batch.source_offsets[30]
+    rest = task.poll()
+    assert rest is not None and [r.source_offset for r in rest] == [{"position": e} for e in ends[30:]]
     task.stop()
 
 
@@ -163,8 +185,9 @@ def test_sink_connector_and_task(tmp_path: Path) -> None:
     values: list[Any] = ["a", None, True, 7, b"bytes"]
     task.put([SinkRecord("t", 0, None, None, None, v, i) for i, v in enumerate(values)])
     task.put([])
+    task.put(SinkRecordBatch.of([SinkRecord("t", 0, None, None, None, v, 10 + i) for i, v in enumerate(["b", 8])]))
     task.flush({})
-    assert out.read_text() == "existing\na\nnull\ntrue\n7\nbytes\n"
+    assert out.read_text() == "existing\na\nnull\ntrue\n7\nbytes\nb\n8\n"
     task.stop()
 
 

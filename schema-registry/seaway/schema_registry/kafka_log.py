@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from typing import Any
 
@@ -38,6 +39,11 @@ from seaway.schema_registry.settings import RegistrySettings
 __all__ = ["KafkaSchemaLog", "SchemaTopicError"]
 
 _PARTITION = 0
+# librdkafka codes that mean "not yet" while a broker (re)starts, beside those it flags retriable
+_TRANSIENT_CODES = frozenset({
+    KafkaError._UNKNOWN_PARTITION, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN,
+    KafkaError._TIMED_OUT, KafkaError.LEADER_NOT_AVAILABLE, KafkaError.NOT_LEADER_FOR_PARTITION,
+})
 _LIBRDKAFKA_LOG = logging.getLogger("seaway.schema_registry.librdkafka")
 _BATCH = 500
 
@@ -198,13 +204,36 @@ class KafkaSchemaLog:
             return out
 
     def end_offset(self) -> int:
-        try:
-            _low, high = self._offsets.get_watermark_offsets(
-                TopicPartition(self.topic, _PARTITION), timeout=self.timeout, cached=False
-            )
-        except KafkaException as exc:
-            raise _store_error(f"Cannot read the end offset of the schemas topic: {exc}") from exc
-        return int(high)
+        """The topic's high watermark.
+
+        Right after a broker restart the client's metadata can lack the partition for a moment
+        (``_UNKNOWN_PARTITION``) or the broker is not reachable yet: such transient errors are
+        retried until ``timeout``, then answered as a timeout (50002), which clients retry.
+        Anything else is a store error (50001) at once.
+        """
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                _low, high = self._offsets.get_watermark_offsets(
+                    TopicPartition(self.topic, _PARTITION),
+                    timeout=max(0.1, deadline - time.monotonic()),
+                    cached=False,
+                )
+                return int(high)
+            except KafkaException as exc:
+                error = exc.args[0] if exc.args else None
+                transient = isinstance(error, KafkaError) and (
+                    error.retriable() or error.code() in _TRANSIENT_CODES
+                )
+                if not transient:
+                    raise _store_error(f"Cannot read the end offset of the schemas topic: {exc}") from exc
+                if time.monotonic() >= deadline:
+                    raise RegistryError(
+                        ErrorCode.OPERATION_TIMEOUT,
+                        f"Timed out reading the end offset of the schemas topic: {exc}",
+                        retriable=True,
+                    ) from exc
+            time.sleep(0.1)
 
     def close(self) -> None:
         self._producer.flush(self.timeout)

@@ -15,6 +15,8 @@ EXPECTED = {
     # records and headers
     "ConnectRecord", "Header", "Headers", "OffsetAndMetadata", "RecordMetadata", "SinkRecord",
     "SourceRecord", "TimestampType", "TopicPartition",
+    # the same records as columns (batches.py)
+    "SinkRecordBatch", "SourceRecordBatch",
     # connectors and tasks
     "Connector", "ConnectorContext", "Task", "group_partitions",
     "ConnectorTransactionBoundaries", "ExactlyOnceSupport", "OffsetStorageReader", "SourceConnector",

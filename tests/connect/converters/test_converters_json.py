@@ -257,13 +257,21 @@ def test_any_whitespace_layout_reads_through_the_schema_cache() -> None:
 def test_cached_schema_does_not_accept_what_a_full_parse_rejects() -> None:
     c = converter()
     good = b'{"schema": {"type": "int32", "optional": false}, "payload": 5}'
-    assert c.to_connect_data("t", good).value == 5  # now cached
+    # 1st read: full parse, schema cached; 2nd: schema cache; then the same-prefix shortcut
+    assert [c.to_connect_data("t", good).value for _ in range(3)] == [5, 5, 5]
     for bad in (b'{"schema": {"type": "int32", "optional": false}, "payload": 5 6}',
                 b'{"schema": {"type": "int32", "optional": false}, "payload": }',
                 b'{"schema": {"type": "int32", "optional": false}, "payload": 5, "extra": 1}',
+                b'{"schema": {"type": "int32", "optional": false}, "payload": "\xff"}',
                 b'{"schema": {"type": "int32", "optional": false}, "payload": 5\x0b}'):
         with pytest.raises(DataError):
             c.to_connect_data("t", bad)
+        assert c.to_connect_data("t", good).value == 5  # and the shortcut is primed again
+    spaced = b'{"schema": {"type": "int32", "optional": false}, "payload": 6 \n}'
+    assert c.to_connect_data("t", spaced).value == 6
+    # a second "schema" after the payload wins in a full parse (as in Jackson): no shortcut
+    later = c.to_connect_data("t", b'{"schema": {"type": "int32", "optional": false}, "payload": 5, "schema": null}')
+    assert (later.schema, later.value) == (None, 5)
     # duplicate keys: the full parse decides (the last one wins, as Jackson and json.loads do)
     dup = b'{"schema": {"type": "int32", "optional": false}, "payload": 5, "payload": 7}'
     assert c.to_connect_data("t", dup).value == 7

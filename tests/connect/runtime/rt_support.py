@@ -22,6 +22,7 @@ from seaway.connect.api import (
     SinkTask,
     SourceConnector,
     SourceRecord,
+    SourceRecordBatch,
     SourceTask,
     Task,
     TopicPartition,
@@ -100,6 +101,42 @@ class CounterConnector(SourceConnector):
         return COUNTER_CONFIG
 
 
+class BatchCounterTask(SourceTask):
+    """Emits count values v0..v{count-1} as SourceRecordBatches of ``batch``, offsets {"n": n+1}."""
+
+    emitted: ClassVar[list[SourceRecordBatch]] = []
+
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, props: Mapping[str, str]) -> None:
+        parsed = COUNTER_CONFIG.parse(props)
+        self.topic, self.count, self.batch = parsed["topic"], parsed["count"], parsed["batch"]
+        stored = self.context.offset_storage_reader().offset({"counter": self.topic})
+        self.next = stored["n"] if stored else 0
+        self._stop = threading.Event()
+
+    def poll(self) -> SourceRecordBatch | None:
+        if self.next >= self.count:
+            self._stop.wait(0.05)
+            return None
+        numbers = range(self.next, min(self.next + self.batch, self.count))
+        self.next = numbers[-1] + 1
+        batch = SourceRecordBatch(self.topic, [f"v{n}" for n in numbers], value_schema=Schema.STRING_SCHEMA,
+                                  source_partition={"counter": self.topic},
+                                  source_offsets=[{"n": n + 1} for n in numbers], timestamp=1_700_000_000_000)
+        type(self).emitted.append(batch)
+        return batch
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class BatchCounterConnector(CounterConnector):
+    def task_class(self) -> type[Task]:
+        return BatchCounterTask
+
+
 class FailingStartConnector(CounterConnector):
     def start(self, props: Mapping[str, str]) -> None:
         raise RuntimeError("cannot start with secret " + props.get("secret", ""))
@@ -113,6 +150,7 @@ class CollectingSinkTask(SinkTask):
     flushed: ClassVar[list[dict[TopicPartition, OffsetAndMetadata]]] = []
     opened: ClassVar[list[TopicPartition]] = []
     puts: ClassVar[int] = 0
+    batches: ClassVar[list[Sequence[SinkRecord]]] = []  # every non-empty put's argument
 
     def version(self) -> str:
         return "1.0"
@@ -125,6 +163,8 @@ class CollectingSinkTask(SinkTask):
 
     def put(self, records: Sequence[SinkRecord]) -> None:
         cls = type(self)
+        if records:
+            cls.batches.append(records)
         if records and cls.retriable_failures > 0:
             cls.retriable_failures -= 1
             cls.puts += 1
@@ -167,11 +207,13 @@ def reset_collectors() -> None:
     CounterTask.started.clear()
     CounterTask.committed.clear()
     CounterTask.limit = None
+    BatchCounterTask.emitted.clear()
     CollectingSinkTask.records.clear()
     CollectingSinkTask.flushed.clear()
     CollectingSinkTask.opened.clear()
     CollectingSinkTask.retriable_failures = 0
     CollectingSinkTask.puts = 0
+    CollectingSinkTask.batches.clear()
 
 
 @pytest.fixture(scope="module")

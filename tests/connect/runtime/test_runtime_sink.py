@@ -8,6 +8,7 @@ import time
 
 import pytest
 from confluent_kafka import Consumer
+from seaway.connect.api import Schema, SinkRecordBatch, TimestampType
 from seaway.connect.runtime.herder import State
 from seaway.connect.testing import EmbeddedConnect
 
@@ -131,3 +132,56 @@ async def test_sink_offsets_reset_and_alter_when_stopped(connect: EmbeddedConnec
     assert "reset successfully" in await connect.herder.reset_connector_offsets("reset")
     assert (await connect.herder.connector_offsets("reset")).offsets == []
     _ = (json, Consumer)
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("strategy", ["range,roundrobin", "cooperative-sticky"])
+async def test_sink_task_restarted_while_paused_skips_nothing(
+        connect: EmbeddedConnect, topic_name: str, strategy: str) -> None:
+    """Partitions assigned to a PAUSED task stay paused, and nothing is skipped on resume.
+
+    librdkafka ignores a pause() made in the assignment callback before the partitions are
+    assigned; the task used to fetch while PAUSED and drop what it fetched.
+    """
+    connect.produce(topic_name, [f"r{n}" for n in range(20)])
+    await connect.create_connector("held", {"connector.class": SINK, "topics": topic_name,
+                                            "consumer.override.partition.assignment.strategy": strategy})
+    await _wait(lambda: len(CollectingSinkTask.records) == 20)
+    await connect.herder.pause_connector("held")
+    await _wait(lambda: connect.herder.status_store.get_all("held")[0].state is State.PAUSED)
+    CollectingSinkTask.opened.clear()
+    # a fresh task instance, started PAUSED: its partitions are assigned while it is paused
+    await connect.herder.restart_connector("held", include_tasks=True)
+    await _wait(lambda: CollectingSinkTask.opened, 30)
+    connect.produce(topic_name, [f"r{n}" for n in range(20, 30)])
+    await asyncio.sleep(2.0)
+    assert len(CollectingSinkTask.records) == 20
+    await connect.herder.resume_connector("held")
+    await _wait(lambda: len(CollectingSinkTask.records) >= 30)
+    await asyncio.sleep(0.3)
+    assert [r.value for r in CollectingSinkTask.records] == [f"r{n}" for n in range(30)]
+
+
+@pytest.mark.timeout(60)
+async def test_plain_string_messages_reach_put_as_a_batch_of_columns(
+        connect: EmbeddedConnect, topic_name: str) -> None:
+    """No SMTs and String values: put gets a SinkRecordBatch; messages with headers come as records."""
+    connect.produce(topic_name, [f"k{n}" for n in range(3)], key="key")
+    connect.produce(topic_name, ["nokey", None])
+    await connect.create_connector("columns", {"connector.class": SINK, "topics": topic_name})
+    await _wait(lambda: len(CollectingSinkTask.records) == 5)
+    batches = [b for b in CollectingSinkTask.batches if isinstance(b, SinkRecordBatch)]
+    assert batches and sum(len(b) for b in batches) == 5
+    assert [v for b in batches for v in b.record_values()] == ["k0", "k1", "k2", "nokey", None]
+    assert [k for b in batches for k in b.record_keys()] == ["key", "key", "key", None, None]
+    records = CollectingSinkTask.records
+    assert [(r.topic, r.kafka_partition, r.kafka_offset, r.key, r.value) for r in records] == [
+        (topic_name, 0, n, "key" if n < 3 else None, v) for n, v in enumerate(["k0", "k1", "k2", "nokey", None])]
+    assert {r.key_schema for r in records} == {Schema.OPTIONAL_STRING_SCHEMA}
+    assert {r.value_schema for r in records} == {Schema.OPTIONAL_STRING_SCHEMA}
+    assert all(r.timestamp is not None and r.timestamp_type is TimestampType.CREATE_TIME for r in records)
+    assert all(not r.headers for r in records)
+    connect.produce(topic_name, ["with-header"], headers=[("h", b"1")])
+    await _wait(lambda: len(CollectingSinkTask.records) == 6)
+    assert type(CollectingSinkTask.batches[-1]) is list
+    assert CollectingSinkTask.records[-1].headers.last_with_name("h") is not None

@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 from seaway.connect.testing import EmbeddedBroker, EmbeddedConnect
 
-from tests.connect.runtime.rt_support import MODULE, CounterTask, connect, reset_collectors, rt_broker
+from tests.connect.runtime.rt_support import (
+    MODULE,
+    BatchCounterTask,
+    CounterTask,
+    connect,
+    reset_collectors,
+    rt_broker,
+)
 
 __all__ = ["connect", "rt_broker"]
 
@@ -98,3 +105,23 @@ async def test_offsets_are_committed_only_for_acknowledged_records(tmp_path: Pat
         # the final commit on stop waited offset.flush.timeout.ms and still wrote nothing unacknowledged
         stored_file = json.loads(Path(connect.config.get("offset.storage.file.filename")).read_text())
         assert [json.loads(v) for _, v in stored_file["offsets"]] == [{"n": 5}]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("transforms", [{}, {
+    "transforms": "route", "transforms.route.type": "RegexRouter",
+    "transforms.route.regex": "(.*)", "transforms.route.replacement": "$1-routed"}])
+async def test_source_record_batches_produce_like_records_with_and_without_smts(
+        connect: EmbeddedConnect, topic_name: str, transforms: dict[str, str]) -> None:
+    """A SourceRecordBatch goes out from its value column (no SMTs) or as records (SMTs): same result."""
+    await connect.create_connector("batches", {"connector.class": f"{MODULE}:BatchCounterConnector",
+                                               "topic": topic_name, "count": "23", "batch": "5", **transforms})
+    topic = topic_name + "-routed" if transforms else topic_name
+    messages = connect.consume(topic, 23)
+    assert [m.value() for m in messages] == [f"v{n}".encode() for n in range(23)]
+    assert {m.timestamp()[1] for m in messages} == {1_700_000_000_000}
+    assert all(m.key() is None and not m.headers() for m in messages)
+    await connect.herder.stop_connector("batches")
+    assert (await connect.herder.connector_offsets("batches")).offsets == [({"counter": topic_name}, {"n": 23})]
+    # without SMTs no SourceRecord was built; with them every batch was iterated as records
+    assert [b._records is not None for b in BatchCounterTask.emitted] == [bool(transforms)] * 5

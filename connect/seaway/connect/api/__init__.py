@@ -4,6 +4,7 @@ Kafka Connect's vocabulary with Python names (``taskConfigs`` -> ``task_configs`
 library only, so a plugin depends on nothing else of Seaway. See README.md beside this file.
 """
 
+from seaway.connect.api.batches import SinkRecordBatch, SourceRecordBatch
 from seaway.connect.api.config import (
     NO_DEFAULT,
     AbstractConfig,
@@ -145,11 +146,13 @@ __all__ = [
     "SinkConnector",
     "SinkConnectorContext",
     "SinkRecord",
+    "SinkRecordBatch",
     "SinkTask",
     "SinkTaskContext",
     "SourceConnector",
     "SourceConnectorContext",
     "SourceRecord",
+    "SourceRecordBatch",
     "SourceTask",
     "SourceTaskContext",
     "Struct",

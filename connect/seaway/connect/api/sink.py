@@ -149,7 +149,12 @@ class SinkTask(Task):
 
     @abc.abstractmethod
     def put(self, records: Sequence[SinkRecord]) -> None:
-        """Write (or buffer) a batch; may be empty. Raise ``RetriableError`` to get it again later."""
+        """Write (or buffer) a batch; may be empty. Raise ``RetriableError`` to get it again later.
+
+        ``records`` may be a :class:`~seaway.connect.api.SinkRecordBatch`: a sequence of records
+        like any other, whose ``record_values()`` and ``record_keys()`` give the converted values and keys
+        without building a record object per message (see batches.py).
+        """
 
     def flush(self, current_offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
         """Make everything given to ``put`` so far durable. Default: nothing."""

@@ -159,8 +159,12 @@ class SourceTask(Task):
         return self._context
 
     @abc.abstractmethod
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> Sequence[SourceRecord] | None:
         """New records, or ``None``/``[]`` if none yet. Task thread only; return promptly after ``stop``.
+
+        A list of records, or a :class:`~seaway.connect.api.SourceRecordBatch` when the records
+        share everything but value and offset (the runtime then need not build a record object
+        per value; see batches.py).
 
         Raise ``RetriableError`` for a transient failure (poll is simply called again), any other
         exception to fail the task.

@@ -117,6 +117,9 @@ class JsonConverter(KeyValueHeaderConverter):
         self._write_fns = _Cache(size)      # Schema -> (schema JSON text, value fn)
         self._read_entries = _Cache(size)   # schema JSON text (bytes) -> _ReadEntry
         self._last: tuple[bytes, _ReadEntry | None] = (b"", None)  # the last hit of _read_entries
+        # the bytes before the payload (``{"schema": S, "payload": ``) of the last record that took
+        # the fast path, exactly as they were: a record starting with them has that schema
+        self._prefix: tuple[bytes, _ReadEntry | None] = (b"", None)
 
     def config(self) -> ConfigDef:
         return self.CONFIG_DEF
@@ -184,6 +187,16 @@ class JsonConverter(KeyValueHeaderConverter):
             return SchemaAndValue.NULL
         if not self.schemas_enabled:
             return SchemaAndValue(None, _loads(value))
+        prefix, prefixed = self._prefix
+        if prefixed is not None and value[-1] == _CLOSE and value.startswith(prefix):
+            # the common case: the same schema text, laid out as the last record's. One memcmp
+            # replaces _split_envelope; anything unusual after the payload fails the strict parse
+            try:
+                payload = _parse_payload(value[len(prefix):-1].decode(), prefixed.exact)
+            except ValueError:
+                pass
+            else:
+                return SchemaAndValue(prefixed.schema, prefixed.fn(payload))
         split = _split_envelope(value)
         if split is not None:
             start, end = split[0], split[1]
@@ -202,6 +215,7 @@ class JsonConverter(KeyValueHeaderConverter):
                 except ValueError:
                     pass  # not this layout after all (or not strict UTF-8): the full parse decides
                 else:
+                    self._prefix = (value[:split[2]], entry)
                     return SchemaAndValue(entry.schema, entry.fn(payload))
         return self._to_connect_slow(value)
 

@@ -250,7 +250,13 @@ class Worker:
             props.update({"acks": "all", "max.in.flight.requests.per.connection": "1",
                           "enable.idempotence": "false", "message.timeout.ms": "0", "linger.ms": "5"})
         elif client == "consumer":
-            props.update({"enable.auto.commit": "false", "auto.offset.reset": "earliest"})
+            # librdkafka stops fetching once its prefetch queue holds queued.max.messages.kbytes
+            # (64 MiB: ~100k records of 600 bytes) and by default looks again only after
+            # fetch.queue.backoff.ms = 1 s, so a task slower than the broker drains the queue
+            # and then idles for up to a second (measured: 0.6 s stalls in bench/lake_sink.py).
+            # Kafka's Java consumer fetches again as soon as poll() has drained its buffer.
+            props.update({"enable.auto.commit": "false", "auto.offset.reset": "earliest",
+                          "fetch.queue.backoff.ms": "10"})
         props.update(self.config.client_props(client + "."))
         if str(self.config.get("connector.client.config.override.policy")) != "None":
             props.update(cc.client_overrides(client))

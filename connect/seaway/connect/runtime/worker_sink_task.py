@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException
@@ -28,11 +28,13 @@ from seaway.connect.api import (
     RetriableError,
     Schema,
     SinkRecord,
+    SinkRecordBatch,
     SinkTask,
     SinkTaskContext,
     TimestampType,
     TopicPartition,
 )
+from seaway.connect.api.records import new_sink_record
 from seaway.connect.converters import ByteArrayConverter, StringConverter
 from seaway.connect.runtime.config_providers import REDACTOR
 from seaway.connect.runtime.errors import RawRecord, Stage, WorkerErrantRecordReporter
@@ -47,6 +49,7 @@ log.addFilter(REDACTOR)
 
 _IGNORED_CONSUMER_ERRORS = frozenset({KafkaError._PARTITION_EOF, KafkaError.UNKNOWN_TOPIC_OR_PART})
 _TS_TYPES = {0: TimestampType.NO_TIMESTAMP_TYPE, 1: TimestampType.CREATE_TIME, 2: TimestampType.LOG_APPEND_TIME}
+_TS_TYPE_BY_CODE = tuple(_TS_TYPES[code] for code in range(len(_TS_TYPES)))  # a tuple index beats a dict get
 MAX_POLL_RECORDS = 500
 _FAILED: Any = object()
 DEFAULT_RETRY_TIMEOUT_MS = 1000
@@ -106,12 +109,19 @@ class WorkerSinkTask(WorkerTask):
         self.last_committed: dict[TopicPartition, OffsetAndMetadata] = {}
         self.retry_timeout_ms = DEFAULT_RETRY_TIMEOUT_MS
         self.commit_requested = False
-        self.redelivering: list[SinkRecord] | None = None
+        self.redelivering: Sequence[SinkRecord] | None = None
         self._redeliver_at = 0.0
         self._next_commit = 0.0
         self._batch_offsets: dict[tuple[str, int], int] = {}
         self.errant_reporter = (WorkerErrantRecordReporter(setup.operator, task, self._encode)
                                 if errant_reporter else None)
+        # whether polls become SinkRecordBatches (convert_columns)
+        self._columnar = (not setup.chain and type(setup.value_converter) in (StringConverter, ByteArrayConverter)
+                          and type(setup.key_converter) in _BUILTIN)
+        # incremental (cooperative) rebalancing: assignments in callbacks are deltas
+        strategy = str(consumer_config.get("partition.assignment.strategy", ""))
+        self._cooperative = ("cooperative" in strategy
+                             or str(consumer_config.get("group.protocol", "")).lower() == "consumer")
 
     # -- lifecycle ------------------------------------------------------------------------------
     def initialize_and_start(self) -> None:
@@ -155,22 +165,54 @@ class WorkerSinkTask(WorkerTask):
         return 0.0
 
     def while_paused(self) -> None:
-        self._poll_consumer(0.2)  # keeps group membership and rebalance callbacks going
+        self._poll_held(0.2)  # keeps group membership and rebalance callbacks going
+
+    def _poll_held(self, timeout: float) -> None:
+        """Poll while every partition should be paused (task PAUSED, or a batch awaiting redelivery).
+
+        Polling keeps the group membership and runs rebalance callbacks. Should a message come
+        back anyway (a partition the consumer fetched before its pause took effect), it is not
+        delivered and its offset is not recorded: its partition is paused again and rewound to
+        the first such message, so nothing is skipped when the task goes on.
+        """
+        consumer = self.consumer
+        assert consumer is not None
+        first: dict[tuple[Any, Any], Any] = {}  # (topic, partition) -> the first offset fetched
+        for msg in consumer.consume(MAX_POLL_RECORDS, timeout):
+            if msg.error() is None:
+                first.setdefault((msg.topic(), msg.partition()), msg.offset())
+        if first:
+            parts = [KafkaTopicPartition(topic, partition, offset) for (topic, partition), offset in first.items()]
+            consumer.pause(parts)
+            for part in parts:
+                try:
+                    consumer.seek(part)
+                except KafkaException as e:  # rewound before the next delivery instead
+                    log.debug("%s seek while paused failed (%s): rewinding later", self.id, e)
+                    self.rewinds[TopicPartition(part.topic, part.partition)] = part.offset
 
     # -- rebalance callbacks (run inside consume on the task thread) -----------------------------
     def _on_assign(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         assigned = [TopicPartition(p.topic, p.partition) for p in partitions]
         self.assignment.update(assigned)
         self.task.open(assigned)
-        if self.paused or self.redelivering is not None:
-            consumer.pause(partitions)
+        hold = self.paused or self.redelivering is not None
         rewind = [tp for tp in assigned if tp in self.rewinds]
-        if rewind:
-            for p in partitions:
-                tp = TopicPartition(p.topic, p.partition)
-                if tp in self.rewinds:
-                    p.offset = self.rewinds.pop(tp)
+        if not hold and not rewind:
+            return  # confluent-kafka assigns the partitions itself after this callback
+        # pause() and offsets only take effect on partitions that are already assigned (a pause
+        # before the library's own assign is silently lost and the partition is fetched), so
+        # assign here, in the way the group's rebalance protocol wants, then pause
+        for p in partitions:
+            tp = TopicPartition(p.topic, p.partition)
+            if tp in self.rewinds:
+                p.offset = self.rewinds.pop(tp)
+        if self._cooperative:
+            consumer.incremental_assign(partitions)
+        else:
             consumer.assign(partitions)
+        if hold:
+            consumer.pause(partitions)
 
     def _on_revoke(self, consumer: Consumer, partitions: list[KafkaTopicPartition]) -> None:
         self._close_partitions({TopicPartition(p.topic, p.partition) for p in partitions}, commit=True)
@@ -212,7 +254,7 @@ class WorkerSinkTask(WorkerTask):
         if self.redelivering is not None:
             wait = self._redeliver_at - time.monotonic()
             if wait > 0:
-                self._poll_consumer(min(wait, 0.5))
+                self._poll_held(min(wait, 0.5))
                 return
             self.deliver(self.redelivering)
             return
@@ -220,7 +262,7 @@ class WorkerSinkTask(WorkerTask):
         self._apply_rewinds()
         self.deliver(records)
 
-    def _poll_consumer(self, timeout: float) -> list[SinkRecord]:
+    def _poll_consumer(self, timeout: float) -> Sequence[SinkRecord]:
         consumer = self.consumer
         assert consumer is not None
         messages = consumer.consume(MAX_POLL_RECORDS, timeout)
@@ -228,7 +270,82 @@ class WorkerSinkTask(WorkerTask):
             self.setup.operator.pending = [f for f in self.setup.operator.pending if not f.done()]
         if not messages:
             return []
+        if self._columnar:
+            batch = self.convert_columns(messages)
+            if batch is not None:
+                return batch
         return self.convert_messages(messages)
+
+    def convert_columns(self, messages: list[Any]) -> SinkRecordBatch | None:
+        """Messages to a :class:`SinkRecordBatch` (no SinkRecord built), or None to take the record path.
+
+        Only for connectors without SMTs whose value converter is StringConverter or
+        ByteArrayConverter (``_columnar``): their values decode inline, so each message costs
+        a value and a key in two lists. A message with headers, a key only a non-string
+        converter can read, or bytes that are not valid in the encoding sends the whole poll
+        down :meth:`convert_messages` (which reports errors under the error policy).
+        """
+        setup = self.setup
+        key_converter, value_converter = setup.key_converter, setup.value_converter
+        encoding = value_converter.encoding if type(value_converter) is StringConverter else None
+        key_encoding = key_converter.encoding if type(key_converter) is StringConverter else None
+        keys_pass = type(key_converter) is ByteArrayConverter
+        null_key = key_converter.to_connect_data("", None)
+        null_key_schema = null_key.schema
+        if null_key.value is not None:
+            return None
+        value_schema = Schema.OPTIONAL_STRING_SCHEMA if encoding is not None else Schema.OPTIONAL_BYTES_SCHEMA
+        key_schema = (Schema.OPTIONAL_STRING_SCHEMA if key_encoding is not None
+                      else Schema.OPTIONAL_BYTES_SCHEMA if keys_pass else None)
+        keys: list[Any] = []
+        values: list[Any] = []
+        add_key, add_value = keys.append, values.append
+        errors = False
+        try:
+            for msg in messages:
+                if msg.error() is not None:
+                    _check_consumer_error(msg)
+                    errors = True
+                    continue
+                if msg.headers():
+                    return None
+                key = msg.key()
+                if key is not None:
+                    if key_encoding is not None:
+                        key = key.decode(key_encoding)
+                    elif not keys_pass:
+                        return None
+                value = msg.value()
+                if value is not None and encoding is not None:
+                    value = value.decode(encoding)
+                add_key(key)
+                add_value(value)
+        except UnicodeDecodeError:
+            return None
+        kept = [m for m in messages if m.error() is None] if errors else messages
+        # the last offset of each partition: walking back from the end finds every assigned
+        # partition's last message after a few messages, instead of tracking runs per message
+        last: dict[tuple[str, int], int] = {}
+        wanted = len(self.assignment)
+        for msg in reversed(kept):
+            tp = (msg.topic(), msg.partition())
+            if tp not in last:
+                last[tp] = msg.offset()
+                if len(last) >= wanted:
+                    break
+        self._batch_offsets.update(last)
+        ts_types, make = _TS_TYPE_BY_CODE, new_sink_record
+
+        def build() -> list[SinkRecord]:
+            out = []
+            for msg, key, value in zip(kept, keys, values, strict=True):
+                ts_type, ts = msg.timestamp()
+                out.append(make(msg.topic(), msg.partition(), null_key_schema if key is None else key_schema, key,
+                                value_schema, value, msg.offset(), ts if ts_type else None, ts_types[ts_type],
+                                None))
+            return out
+
+        return SinkRecordBatch(values, keys, build)
 
     def convert_messages(self, messages: list[Any]) -> list[SinkRecord]:
         """Messages to transformed SinkRecords (the hot path); per-batch offsets go to ``_batch_offsets``.
@@ -236,7 +353,9 @@ class WorkerSinkTask(WorkerTask):
         Built-in converters are deterministic, so a null key converts once per batch, and
         StringConverter keys and StringConverter / ByteArrayConverter values are decoded inline
         (their schema is fixed); anything that raises is redone through the converters under
-        the error operator.
+        the error operator. Records are built with ``new_sink_record`` (no class call), offsets
+        are stored once per run of one partition, and every per-message branch tests a local:
+        this loop runs once per consumed message.
         """
         setup = self.setup
         chain = setup.chain if setup.chain else None
@@ -245,6 +364,7 @@ class WorkerSinkTask(WorkerTask):
         value_conv = value_converter.to_connect_data
         header_conv = setup.header_converter.to_connect_header
         null_key = key_conv("", None) if type(key_converter) in _BUILTIN else None
+        null_key_schema, null_key_value = (null_key.schema, null_key.value) if null_key is not None else (None, None)
         key_encoding = key_converter.encoding if type(key_converter) is StringConverter else None
         string_schema: Schema | None = Schema.OPTIONAL_STRING_SCHEMA
         encoding = value_converter.encoding if type(value_converter) is StringConverter else None
@@ -253,37 +373,47 @@ class WorkerSinkTask(WorkerTask):
                         else Schema.OPTIONAL_BYTES_SCHEMA if passthrough else None)
         generic_value = encoding is None and not passthrough
         offsets = self._batch_offsets
-        ts_types = _TS_TYPES
+        ts_types = _TS_TYPE_BY_CODE
+        make = new_sink_record
+        # the last offset of each run of messages from one partition (consume() returns runs)
+        last_topic: str | None = None
+        last_partition = last_offset = -1
         out: list[SinkRecord] = []
         append = out.append
         for msg in messages:
-            err = msg.error()
-            if err is not None:
-                if err.code() == KafkaError._PARTITION_EOF:
-                    continue
-                raise KafkaException(err)
+            if msg.error() is not None:
+                _check_consumer_error(msg)
+                continue
             topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
-            offsets[(topic, partition)] = offset
+            if partition != last_partition or topic != last_topic:  # a run of one partition ends
+                if last_topic is not None:
+                    offsets[last_topic, last_partition] = last_offset
+                last_topic, last_partition = topic, partition
+            last_offset = offset
             try:
                 raw = msg.key()
-                if raw is not None and key_encoding is not None:
+                if raw is None and null_key is not None:
+                    key_schema, key_value = null_key_schema, null_key_value
+                elif raw is not None and key_encoding is not None:
                     key_schema, key_value = string_schema, raw.decode(key_encoding)
                 else:
-                    key = null_key if raw is None and null_key is not None else key_conv(topic, raw)
+                    key = key_conv(topic, raw)
                     key_schema, key_value = key.schema, key.value
                 raw = msg.value()
-                if generic_value or raw is None:
+                if raw is None or generic_value:
                     sv = value_conv(topic, raw)
                     schema, value = sv.schema, sv.value
+                elif passthrough:
+                    schema, value = value_schema, raw
                 else:
-                    schema, value = value_schema, (raw if passthrough else raw.decode(encoding or "utf-8"))
+                    schema, value = value_schema, raw.decode(encoding)
                 raw_headers = msg.headers()
-                headers = (Headers([Header(k, *_sv(header_conv(topic, k, v))) for k, v in raw_headers])
-                           if raw_headers else None)
                 ts_type, ts = msg.timestamp()
-                record: SinkRecord | None = SinkRecord(
+                record: SinkRecord | None = make(
                     topic, partition, key_schema, key_value, schema, value, offset,
-                    ts if ts_type else None, ts_types[ts_type], headers)
+                    ts if ts_type else None, ts_types[ts_type],
+                    Headers([Header(k, *_sv(header_conv(topic, k, v))) for k, v in raw_headers])
+                    if raw_headers else None)
                 if chain is not None:
                     record = chain.apply(record)
             except Exception:  # redone step by step below, outside this handler
@@ -292,6 +422,8 @@ class WorkerSinkTask(WorkerTask):
                 record = self._convert_slow(msg)
             if record is not None:
                 append(record)
+        if last_topic is not None:
+            offsets[last_topic, last_partition] = last_offset
         return out
 
     def _convert_slow(self, msg: Any) -> SinkRecord | None:
@@ -319,7 +451,7 @@ class WorkerSinkTask(WorkerTask):
         ok, out = op.execute(lambda: setup.chain.apply(record), Stage.TRANSFORMATION, setup.chain, consumed=raw)
         return out if ok else None
 
-    def deliver(self, records: list[SinkRecord]) -> None:
+    def deliver(self, records: Sequence[SinkRecord]) -> None:
         """``put`` a batch; on RetriableError pause everything and schedule redelivery of the same batch."""
         try:
             self.task.put(records)
@@ -399,6 +531,13 @@ def _kafka_tp(tp: TopicPartition, offset: OffsetAndMetadata) -> KafkaTopicPartit
     if offset.metadata:
         return KafkaTopicPartition(tp.topic, tp.partition, offset.offset, offset.metadata)
     return KafkaTopicPartition(tp.topic, tp.partition, offset.offset)
+
+
+def _check_consumer_error(msg: Any) -> None:
+    """A consumed error event: end-of-partition notices are skipped, anything else fails the task."""
+    err = msg.error()
+    if err.code() != KafkaError._PARTITION_EOF:
+        raise KafkaException(err)
 
 
 def _sv(sv: Any) -> tuple[Any, Any]:

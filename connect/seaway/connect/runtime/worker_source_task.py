@@ -18,6 +18,10 @@ How acknowledgements are tracked depends on the task:
   cluster) and commits every batch, as Kafka's WorkerSourceTask did before 3.0; if the wait
   times out, nothing is committed this time.
 
+A :class:`SourceRecordBatch` from ``poll`` (records sharing all but value and offset) is
+produced straight from its ``values`` when no SMT and no ``commit_record`` needs record
+objects and the converters are built-in; otherwise it is iterated like a list.
+
 The hot loop works per batch: positional ``produce`` calls (keyword parsing costs as much
 as the rest of the call), one ``producer.poll(0)`` per batch, no per-record logging or
 locking, and the error-handling machinery only runs after the fast path raised. A full
@@ -29,12 +33,20 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from seaway.connect import converters
-from seaway.connect.api import ConnectError, RecordMetadata, RetriableError, SourceRecord, SourceTask
+from seaway.connect.api import (
+    ConnectError,
+    RecordMetadata,
+    RetriableError,
+    SourceRecord,
+    SourceRecordBatch,
+    SourceTask,
+)
 from seaway.connect.converters import ByteArrayConverter, JsonConverter, StringConverter
 from seaway.connect.runtime.config_providers import REDACTOR
 from seaway.connect.runtime.errors import Stage, ToleranceExceeded
@@ -53,6 +65,7 @@ log.addFilter(REDACTOR)
 _NULL_TO_NULL = frozenset({StringConverter, ByteArrayConverter, JsonConverter})
 # Converters known to ignore the headers argument of from_connect_data.
 _BUILTIN = frozenset({*_NULL_TO_NULL, *(getattr(converters, name) for name in converters.__all__)})
+_FAILED: Any = object()  # a conversion that raised on the short path of send_records
 
 
 class SourceTaskContextImpl:
@@ -106,7 +119,12 @@ class _Batch:
         return self.sealed and self.pending == 0
 
 
-def _last_offsets(records: list[SourceRecord]) -> dict[str, tuple[Any, Any]]:
+def _partition_key(partition: Any) -> str:
+    """A source partition (a dict) as a hashable key."""
+    return repr(sorted(partition.items()))
+
+
+def _last_offsets(records: Sequence[SourceRecord]) -> dict[str, tuple[Any, Any]]:
     """The last (partition, offset) per source partition; cheap when a batch has one partition."""
     out: dict[str, tuple[Any, Any]] = {}
     previous: Any = object()
@@ -115,7 +133,7 @@ def _last_offsets(records: list[SourceRecord]) -> dict[str, tuple[Any, Any]]:
         if partition is previous or partition is None or partition == previous:
             continue
         previous = partition
-        key = repr(sorted(partition.items()))
+        key = _partition_key(partition)
         if key not in out:
             out[key] = (partition, record.source_offset)
     return out
@@ -200,8 +218,10 @@ class WorkerSourceTask(WorkerTask):
             producer.poll(0)
             self._check_delivery_errors()
 
-    def send_records(self, records: list[SourceRecord]) -> None:
+    def send_records(self, records: Sequence[SourceRecord]) -> None:
         """Transform, convert and produce one poll's records (the hot path)."""
+        if type(records) is SourceRecordBatch and self._send_batch(records):
+            return
         producer = self.producer
         assert producer is not None
         setup = self.setup
@@ -222,7 +242,27 @@ class WorkerSourceTask(WorkerTask):
         commit_record = self._wants_commit_record
         callback = batch.fail
         produce = producer.produce
+        # no SMTs, no per-record callback, built-in converters: a record without key or headers
+        # (most records of most sources) takes the short path at the top of the loop
+        plain = chain is None and not commit_record and key_null_fast and builtin
+        failed = _FAILED
         for record in records:
+            if plain and record._headers is None and record.key is None and record.key_schema is None:
+                topic = record.topic
+                value = record.value
+                try:
+                    value = (value.encode(encoding) if encoding is not None and type(value) is str
+                             else value_conv(topic, record.value_schema, value, None))
+                except Exception:  # redone by the full path below, which reports it
+                    value = failed
+                if value is not failed and topic in topics:
+                    partition = record.kafka_partition
+                    try:
+                        produce(topic, value, None, -1 if partition is None else partition, callback, None,
+                                record.timestamp or 0, None)
+                        continue
+                    except BufferError:
+                        pass  # the full path below waits for room
             topic = ""
             out: SourceRecord | None = None
             try:
@@ -276,6 +316,53 @@ class WorkerSourceTask(WorkerTask):
                         return
         batch.offsets = _last_offsets(records)
         batch.sealed = True
+
+    def _send_batch(self, records: SourceRecordBatch) -> bool:
+        """Produce a batch from its value column; False (nothing sent) if it needs record objects.
+
+        That is when SMTs or ``commit_record`` need records, a converter is not built-in, or
+        a value fails to convert (the per-record path then reports it under the error policy).
+        """
+        setup = self.setup
+        key_converter, value_converter = setup.key_converter, setup.value_converter
+        if (setup.chain or self._wants_commit_record or type(key_converter) not in _NULL_TO_NULL
+                or type(value_converter) not in _BUILTIN):
+            return False
+        topic, schema = records.topic, records.value_schema
+        encoding = value_converter.encoding if type(value_converter) is StringConverter else None
+        conv = value_converter.from_connect_data
+        try:
+            if encoding is not None:
+                values = [v.encode(encoding) if type(v) is str else conv(topic, schema, v, None)
+                          for v in records.values]
+            else:
+                values = [conv(topic, schema, v, None) for v in records.values]
+        except Exception:
+            return False
+        if topic not in self._topics:
+            self._new_topic(topic)
+        producer = self.producer
+        assert producer is not None
+        batch = _Batch(self._failures)
+        self._batches.append(batch)
+        produce, callback = producer.produce, batch.fail
+        partition = -1 if records.kafka_partition is None else records.kafka_partition
+        timestamp = records.timestamp or 0
+        for value in values:
+            while True:
+                try:
+                    # positional: topic, value, key, partition, on_delivery, callback, timestamp, headers
+                    produce(topic, value, None, partition, callback, None, timestamp, None)
+                    break
+                except BufferError:
+                    producer.poll(0.05)  # back-pressure: let deliveries drain, never drop
+                    if self.stopping.is_set() and self.cancelled:
+                        return True
+        source_partition = records.source_partition
+        if source_partition is not None and len(records):
+            batch.offsets = {_partition_key(source_partition): (source_partition, records.last_source_offset)}
+        batch.sealed = True
+        return True
 
     def _record_callback(self, batch: _Batch, record: SourceRecord) -> Any:
         task = self.task

@@ -20,6 +20,7 @@ from seaway.connect.api import (
     OffsetAndMetadata,
     SinkConnector,
     SinkRecord,
+    SinkRecordBatch,
     SinkTask,
     Task,
     TopicPartition,
@@ -97,9 +98,13 @@ class FileStreamSinkTask(SinkTask):
 
     def put(self, records: Sequence[SinkRecord]) -> None:
         if records and self._out is not None:
-            lines = [v if type(v) is str else _as_text(v) for v in [r.value for r in records]]
-            lines.append("")  # the last line's newline
-            self._out.write("\n".join(lines))
+            # a SinkRecordBatch gives its value column without building SinkRecord objects
+            values = records.record_values() if type(records) is SinkRecordBatch else [r.value for r in records]
+            try:
+                text = "\n".join(values)  # all str: the common case, no per-value Python
+            except TypeError:
+                text = "\n".join([v if type(v) is str else _as_text(v) for v in values])
+            self._out.write(text + "\n")
 
     def flush(self, current_offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:
         if self._out is not None:

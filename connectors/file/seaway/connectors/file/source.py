@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from itertools import accumulate
 from typing import Any, BinaryIO
 
 from seaway.connect.api import (
@@ -32,7 +33,7 @@ from seaway.connect.api import (
     Range,
     Schema,
     SourceConnector,
-    SourceRecord,
+    SourceRecordBatch,
     SourceTask,
     Task,
 )
@@ -118,6 +119,48 @@ class FileStreamSourceConnector(SourceConnector):
         return True
 
 
+class _LineOffsets(Sequence[Mapping[str, Any]]):
+    """The source offset after each line of one poll, ``{"position": ...}``, computed on access.
+
+    The runtime reads only the last one unless SMTs or ``commit_record`` need every record, so
+    lines are kept as running sums of their lengths (one C-level ``accumulate`` per read),
+    not as one dict per line.
+    """
+
+    __slots__ = ("_count", "_pieces")
+
+    def __init__(self) -> None:
+        # (lines before this piece, base, running sums, bytes per terminator): the line j of a
+        # piece ends at base + sums[j] + step * (j + 1)
+        self._pieces: list[tuple[int, int, list[int], int]] = []
+        self._count = 0
+
+    def add_lines(self, position: int, lines: list[bytes]) -> None:
+        """Lines that follow ``position``, each ended by one ``\\n``."""
+        self._pieces.append((self._count, position, list(accumulate(map(len, lines))), 1))
+        self._count += len(lines)
+
+    def add_ends(self, ends: list[int]) -> None:
+        """Lines whose end positions are known."""
+        if ends:
+            self._pieces.append((self._count, 0, ends, 0))
+            self._count += len(ends)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, index: int) -> Mapping[str, Any]:  # type: ignore[override]
+        if index < 0:
+            index += self._count
+        if not 0 <= index < self._count:
+            raise IndexError(index)
+        for first, base, sums, step in reversed(self._pieces):
+            if index >= first:
+                j = index - first
+                return {POSITION_FIELD: base + sums[j] + step * (j + 1)}
+        raise IndexError(index)  # unreachable: the first piece starts at 0
+
+
 class FileStreamSourceTask(SourceTask):
     """Reads lines after the stored position; ``poll`` returns up to ``batch.size`` records.
 
@@ -184,46 +227,35 @@ class FileStreamSourceTask(SourceTask):
         assert self._stream is not None
         return self._stream.read(_READ_SIZE) or b""
 
-    def _extract(self, records: list[SourceRecord]) -> None:
-        """Move complete lines from the buffer into ``records`` (up to the batch size).
+    def _extract(self, values: list[str], offsets: _LineOffsets) -> None:
+        """Move complete lines from the buffer into ``values`` (up to the batch size).
 
         The common case (no ``\\r`` in the buffer) splits the whole batch with one
-        ``bytes.split``; buffers holding a ``\\r`` take the line-by-line scan.
+        ``bytes.split`` and records where the lines end as one running sum of their lengths;
+        buffers holding a ``\\r`` take the line-by-line scan.
         """
         buf = self._buffer
-        limit = self._batch_size - len(records)
+        limit = self._batch_size - len(values)
         if limit <= 0 or not buf:
             return
         if b"\r" in buf:
-            self._extract_scan(records)
+            self._extract_scan(values, offsets)
             return
         lines = buf.split(b"\n", limit)
         rest = lines.pop()  # the incomplete last line, or what lies beyond the batch
         if not lines:
             return
-        now = int(time.time() * 1000)
-        partition, topic, schema = self._partition, self._topic, Schema.STRING_SCHEMA
-        append = records.append
-        if partition is None:
-            for line in lines:
-                append(SourceRecord(None, None, topic, None, None, None, schema,
-                                    line.decode("utf-8", "replace"), now))
-        else:
-            position = self._position
-            for line in lines:
-                position += len(line) + 1
-                append(SourceRecord(partition, {POSITION_FIELD: position}, topic, None, None, None, schema,
-                                    line.decode("utf-8", "replace"), now))
+        values += [line.decode("utf-8", "replace") for line in lines]
+        offsets.add_lines(self._position, lines)
         self._position += len(buf) - len(rest)
         self._buffer = rest
 
-    def _extract_scan(self, records: list[SourceRecord]) -> None:
+    def _extract_scan(self, values: list[str], offsets: _LineOffsets) -> None:
         """``_extract`` for buffers with ``\\r``: lines end at ``\\n``, ``\\r\\n`` or ``\\r``."""
         buf, start, end = self._buffer, 0, len(self._buffer)
-        now = int(time.time() * 1000)
         limit = self._batch_size
-        partition, topic, schema = self._partition, self._topic, Schema.STRING_SCHEMA
-        while len(records) < limit:
+        ends: list[int] = []
+        while len(values) < limit:
             newline = buf.find(b"\n", start)
             stop_at = newline if newline >= 0 else end
             cr = buf.find(b"\r", start, stop_at)
@@ -235,14 +267,14 @@ class FileStreamSourceTask(SourceTask):
                 line_end, next_start = newline, newline + 1
             else:
                 break
-            line = buf[start:line_end].decode("utf-8", "replace")
+            values.append(buf[start:line_end].decode("utf-8", "replace"))
             start = next_start
-            offset = None if partition is None else {POSITION_FIELD: self._position + start}
-            records.append(SourceRecord(partition, offset, topic, None, None, None, schema, line, now))
+            ends.append(self._position + start)
+        offsets.add_ends(ends)
         self._buffer = buf[start:]
         self._position += start
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> SourceRecordBatch | None:
         with self._lock:
             if self._stopping.is_set():
                 return None
@@ -250,16 +282,21 @@ class FileStreamSourceTask(SourceTask):
                 opened = False
             else:
                 opened = True
-                records: list[SourceRecord] = []
-                self._extract(records)
-                while len(records) < self._batch_size:
+                values: list[str] = []
+                offsets = _LineOffsets()
+                self._extract(values, offsets)
+                while len(values) < self._batch_size:
                     chunk = self._read()
                     if not chunk:
                         break
                     self._buffer += chunk
-                    self._extract(records)
-                if records:
-                    return records
+                    self._extract(values, offsets)
+                if values:
+                    partition = self._partition
+                    return SourceRecordBatch(self._topic, values, value_schema=Schema.STRING_SCHEMA,
+                                             source_partition=partition,
+                                             source_offsets=None if partition is None else offsets,
+                                             timestamp=int(time.time() * 1000))
         if not opened or not self._stopping.is_set():
             self._stopping.wait(_IDLE_WAIT)
         return None

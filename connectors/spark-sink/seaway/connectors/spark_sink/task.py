@@ -11,10 +11,14 @@ one batch runs in the JVM while the task thread consumes and converts the next. 
 write runs, newly closed sets queue up and the next write takes **all** of them (one Spark
 job per distinct column layout): a Spark job has a fixed cost of ~0.3-0.5 s of driver and
 JIT work however few rows it writes, so under load fewer, larger jobs land more records per
-second. The queue is bounded: when it holds more than ``flush.size`` records per assigned
-partition, ``put`` waits for the running write. ``close`` and ``stop`` write and wait for
-everything queued, and a failed write fails the task at its next ``put``/``pre_commit`` (the
-lake is unchanged beyond its last commit, so a restart resumes exactly).
+second. When a write finishes, the writer thread takes whatever was queued meanwhile at
+once, rather than waiting for the task thread's next ``put`` (which may be a whole poll
+timeout away once the topic is drained). The queue is bounded: when it holds more than
+``flush.size`` records per assigned partition, ``put`` waits until the writer has written
+everything queued.
+``close`` and ``stop`` write and wait for everything queued, and a failed write fails the
+task at its next ``put``/``pre_commit`` (the lake is unchanged beyond its last commit, so a
+restart resumes exactly).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import itertools
 import logging
 import operator
+import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -62,9 +67,11 @@ class SparkParquetSinkTask(SinkTask):
         self.partitioner: Partitioner | None = None
         self.buffers: dict[TopicPartition, PartitionBuffer] = {}
         self._executor: ThreadPoolExecutor | None = None
-        self._running: Future[list[CommitEntry]] | None = None  # the write in progress
-        self._queued: list[FileSet] = []  # closed sets waiting for it (task thread only)
+        self._running: Future[list[CommitEntry]] | None = None  # the write loop in progress
+        self._queue_lock = threading.Lock()  # guards the three fields below
+        self._queued: list[FileSet] = []  # closed sets waiting for the write loop
         self._queued_records = 0
+        self._loop_active = False  # the write loop will take what is queued before it ends
 
     def version(self) -> str:
         return VERSION
@@ -110,25 +117,52 @@ class SparkParquetSinkTask(SinkTask):
             if tp not in self.buffers:  # not opened through open(): recover now; records below the lake drop
                 self.open([tp])
             closed += self.buffers[tp].add(batch, now_ms)
-        for file_set in closed:
-            self._queued.append(file_set)
-            self._queued_records += len(file_set)
+        with self._queue_lock:
+            for file_set in closed:
+                self._queued.append(file_set)
+                self._queued_records += len(file_set)
+            backlog = self._queued_records
         assert self.config is not None
-        self._pump(wait=self._queued_records > self.config.flush_size * max(len(self.buffers), 1))
+        self._pump(wait=backlog > self.config.flush_size * max(len(self.buffers), 1))
 
     def _pump(self, wait: bool) -> None:
-        """Collect the running write if it is done (or ``wait`` for it), then start one for all queued sets."""
-        running = self._running
-        if running is not None and (wait or running.done()):
-            self._running = None
-            for entry in running.result():  # a failed write raises here and fails the task
-                buffer = self.buffers.get(TopicPartition(entry.topic, entry.partition))
-                if buffer is not None:
-                    buffer.committed = entry.next
-        if self._running is None and self._queued:
-            assert self._executor is not None
+        """Collect the write loop if it is done (or ``wait`` for it), then start one for queued sets."""
+        if self._running is not None and (wait or self._running.done()):
+            self._collect()
+        with self._queue_lock:
+            if self._loop_active or not self._queued:
+                return  # the running loop takes the queue when its write is done
             sets, self._queued, self._queued_records = self._queued, [], 0
-            self._running = self._executor.submit(self.writer.write, sets)
+            self._loop_active = True
+        if self._running is not None:  # a loop that has just found the queue empty is returning
+            self._collect()
+        assert self._executor is not None
+        self._running = self._executor.submit(self._write_loop, sets)
+
+    def _collect(self) -> None:
+        """Wait for the write loop and record what it committed (a failed write raises here)."""
+        assert self._running is not None
+        running, self._running = self._running, None
+        for entry in running.result():
+            buffer = self.buffers.get(TopicPartition(entry.topic, entry.partition))
+            if buffer is not None:
+                buffer.committed = entry.next
+
+    def _write_loop(self, sets: list[FileSet]) -> list[CommitEntry]:
+        """Writer thread: write ``sets``, then whatever was queued meanwhile, until the queue is empty."""
+        entries: list[CommitEntry] = []
+        try:
+            while sets:
+                entries += self.writer.write(sets)
+                with self._queue_lock:
+                    sets, self._queued, self._queued_records = self._queued, [], 0
+                    if not sets:
+                        self._loop_active = False
+        except BaseException:
+            with self._queue_lock:
+                self._loop_active = False
+            raise
+        return entries
 
     def _drain(self) -> None:
         """Write and commit everything closed so far (the running write, then the queue)."""

@@ -1,0 +1,156 @@
+"""Record batches: many records held as columns, for tasks that work per batch.
+
+Kafka Connect hands records around one object each. In CPython building that object is a
+large share of a simple pipeline's cost (a ``SourceRecord`` or ``SinkRecord`` costs about as
+much as librdkafka's ``produce()`` of the same record), so Seaway lets both ends of the data
+path skip it when nothing needs the objects:
+
+- A :class:`~seaway.connect.api.SourceTask` may return a :class:`SourceRecordBatch` from
+  ``poll()``: records that share topic, source partition, value schema and timestamp, given as
+  a list of values and a sequence of source offsets. When the connector has no SMTs and
+  built-in converters, the runtime produces straight from ``values``; otherwise it iterates
+  the batch and gets ordinary ``SourceRecord`` objects.
+- ``SinkTask.put`` may receive a :class:`SinkRecordBatch`. It is a ``Sequence[SinkRecord]``
+  like any other argument of ``put`` (iterate it and the records are built on first access),
+  and it also offers :meth:`SinkRecordBatch.record_values` and :meth:`SinkRecordBatch.record_keys`, the
+  converted values and keys as lists, for a task that needs nothing else.
+
+Both are ordinary sequences of records to any code that does not know them, so a task or SMT
+written for plain lists works unchanged. Not thread-safe: a batch belongs to the task thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, overload
+
+from seaway.connect.api.data.schema import Schema
+from seaway.connect.api.records import SinkRecord, SourceRecord, new_source_record
+
+__all__ = ["SinkRecordBatch", "SourceRecordBatch"]
+
+
+class SourceRecordBatch(Sequence[SourceRecord]):
+    """Records from one source partition that differ only in value and source offset.
+
+    ``values[i]`` and ``source_offsets[i]`` are record *i*'s value and source offset (the
+    position after it, as for :class:`SourceRecord`); every record has no key and no headers,
+    and shares ``topic``, ``kafka_partition``, ``value_schema``, ``source_partition`` and
+    ``timestamp``. ``source_offsets`` may be any sequence, e.g. one computing each offset on
+    access: the runtime only reads the last one unless something asks for the records.
+    """
+
+    __slots__ = ("_records", "kafka_partition", "source_offsets", "source_partition", "timestamp", "topic",
+                 "value_schema", "values")
+
+    def __init__(self, topic: str, values: list[Any], *, value_schema: Schema | None = None,
+                 source_partition: Mapping[str, Any] | None = None,
+                 source_offsets: Sequence[Mapping[str, Any] | None] | None = None,
+                 kafka_partition: int | None = None, timestamp: int | None = None) -> None:
+        if source_offsets is not None and len(source_offsets) != len(values):
+            raise ValueError(f"{len(source_offsets)} source offsets for {len(values)} values")
+        self.topic = topic
+        self.values = values
+        self.value_schema = value_schema
+        self.source_partition = source_partition
+        self.source_offsets = source_offsets
+        self.kafka_partition = kafka_partition
+        self.timestamp = timestamp
+        self._records: list[SourceRecord] | None = None
+
+    @property
+    def last_source_offset(self) -> Mapping[str, Any] | None:
+        """The source offset after the batch's last record (None for an empty batch or no offsets)."""
+        offsets = self.source_offsets
+        return offsets[-1] if offsets is not None and len(offsets) else None
+
+    def records(self) -> list[SourceRecord]:
+        """The batch as ``SourceRecord`` objects (built once, on first use)."""
+        records = self._records
+        if records is None:
+            partition, topic, schema, timestamp = self.source_partition, self.topic, self.value_schema, self.timestamp
+            offsets = self.source_offsets if self.source_offsets is not None else [None] * len(self.values)
+            records = [new_source_record(partition, offset, topic, schema, value, timestamp)
+                       for value, offset in zip(self.values, offsets, strict=True)]
+            if self.kafka_partition is not None:
+                for record in records:
+                    record.kafka_partition = self.kafka_partition
+            self._records = records
+        return records
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    @overload
+    def __getitem__(self, index: int) -> SourceRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[SourceRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> SourceRecord | list[SourceRecord]:
+        return self.records()[index]
+
+    def __iter__(self) -> Iterator[SourceRecord]:
+        return iter(self.records())
+
+    def __repr__(self) -> str:
+        return (f"SourceRecordBatch(topic={self.topic!r}, records={len(self)}, "
+                f"source_partition={self.source_partition!r}, last_source_offset={self.last_source_offset!r})")
+
+
+class SinkRecordBatch(Sequence[SinkRecord]):
+    """Consumed records as the runtime hands them to ``SinkTask.put``: columns first, objects on demand.
+
+    :meth:`record_values` and :meth:`record_keys` are the converted values and keys (what ``record.value``
+    and ``record.key`` would be), in order; the records themselves are built when an element
+    is first accessed. Build one from records with :meth:`of` (e.g. in a task's tests).
+    """
+
+    __slots__ = ("_build", "_keys", "_records", "_values")
+
+    def __init__(self, values: list[Any], keys: list[Any], build: Callable[[], list[SinkRecord]]) -> None:
+        if len(values) != len(keys):
+            raise ValueError(f"{len(keys)} keys for {len(values)} values")
+        self._values = values
+        self._keys = keys
+        self._build: Callable[[], list[SinkRecord]] | None = build
+        self._records: list[SinkRecord] | None = None
+
+    @classmethod
+    def of(cls, records: Sequence[SinkRecord]) -> SinkRecordBatch:
+        """A batch of existing records."""
+        listed = list(records)
+        return cls([r.value for r in listed], [r.key for r in listed], lambda: listed)
+
+    def record_values(self) -> list[Any]:
+        """Each record's value, in order (do not modify the list)."""
+        return self._values
+
+    def record_keys(self) -> list[Any]:
+        """Each record's key, in order (do not modify the list)."""
+        return self._keys
+
+    def records(self) -> list[SinkRecord]:
+        """The batch as ``SinkRecord`` objects (built once, on first use)."""
+        records = self._records
+        if records is None:
+            assert self._build is not None
+            records = self._records = self._build()
+            self._build = None
+        return records
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    @overload
+    def __getitem__(self, index: int) -> SinkRecord: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[SinkRecord]: ...
+
+    def __getitem__(self, index: int | slice) -> SinkRecord | list[SinkRecord]:
+        return self.records()[index]
+
+    def __iter__(self) -> Iterator[SinkRecord]:
+        return iter(self.records())
+
+    def __repr__(self) -> str:
+        return f"SinkRecordBatch(records={len(self)})"
