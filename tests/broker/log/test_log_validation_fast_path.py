@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from logtest_helpers import make_batch, open_log, read_all
 from seaway.broker.log.config import LogConfig
-from seaway.broker.log.validation import validate_batches
+from seaway.broker.log.validation import plain_batch, validate_batches
 from seaway.protocol.errors import InvalidRecordError, InvalidTimestampError, KafkaProtocolError
 from seaway.protocol.record_batch import parse_batch_header
 
@@ -82,12 +82,16 @@ def test_fast_checks_refuse_exactly_what_the_rules_refuse(
     )
     data = _patched(attributes, last_delta, base_ts, max_ts, count)
     expected = _expected_error(data, config, allow_control)
+    plain = plain_batch(memoryview(data), config, NOW)  # the one-call path: never looser
     if expected is None:
         headers = validate_batches(data, config, NOW, allow_control=allow_control)
         assert headers == [parse_batch_header(data)]
+        assert plain is None or (plain == headers[0] and not plain.is_control)
     else:
         with pytest.raises(expected):
             validate_batches(data, config, NOW, allow_control=allow_control)
+        if expected is not None and not (allow_control and attributes & 0x20):
+            assert plain is None
 
 
 def test_validate_then_append_validated_equals_append(tmp_path: Path) -> None:
@@ -107,3 +111,64 @@ def test_validate_then_append_validated_equals_append(tmp_path: Path) -> None:
     assert again.base_offset == 10 and frozen == data
     one.close()
     two.close()
+
+
+def test_plain_batch_is_only_the_single_ordinary_valid_batch() -> None:
+    config = LogConfig()
+    assert plain_batch(memoryview(BASE), config, NOW) == parse_batch_header(BASE)
+    assert plain_batch(memoryview(BASE + BASE), config, NOW) is None  # two batches
+    assert plain_batch(memoryview(BASE[:-1]), config, NOW) is None  # cut short
+    bad_crc = bytearray(BASE)
+    bad_crc[-1] ^= 1
+    assert plain_batch(memoryview(bad_crc), config, NOW) is None
+    idempotent = bytearray(BASE)
+    idempotent[43:51] = (7).to_bytes(8, "big")
+    idempotent[17:21] = crc32c(bytes(idempotent[21:])).to_bytes(4, "big")
+    assert plain_batch(memoryview(idempotent), config, NOW) is None
+    assert plain_batch(memoryview(BASE), LogConfig(max_message_bytes=len(BASE) - 1), NOW) is None
+
+
+def test_append_plain_equals_append_and_declines_the_rest(tmp_path: Path) -> None:
+    batches = [make_batch([b"x" * i for i in range(1, n + 2)], timestamp=NOW + n) for n in range(4)]
+    one, two = open_log(tmp_path / "one"), open_log(tmp_path / "two")
+    for batch in batches:
+        expected = one.append(batch, now_ms=NOW)
+        request = bytearray(batch)
+        result = two.append_plain(memoryview(request), NOW)
+        assert result == expected
+        assert bytes(request) == read_all(two, expected.base_offset)[0]
+    assert read_all(one) == read_all(two)
+    assert two.append_plain(batches[0], NOW) is None  # not a writable view: the general path copies
+    assert two.append_plain(memoryview(bytearray(b"".join(batches))), NOW) is None  # several batches
+    corrupt = bytearray(batches[0])
+    corrupt[-1] ^= 1
+    assert two.append_plain(memoryview(corrupt), NOW) is None  # the general path raises CORRUPT_MESSAGE
+    assert two.log_end_offset == one.log_end_offset
+    append_time = open_log(tmp_path / "three", message_timestamp_type="LogAppendTime")
+    assert append_time.append_plain(memoryview(bytearray(batches[0])), NOW) is None
+    one.close()
+    two.close()
+    append_time.close()
+
+
+def test_active_segment_preallocates_without_changing_the_size(tmp_path: Path) -> None:
+    plog = open_log(tmp_path / "p", segment_bytes=64 * 1024)
+    batch = make_batch([b"v" * 1000 for _ in range(20)], timestamp=NOW)
+    for _ in range(5):
+        plog.append(batch, now_ms=NOW)
+    segments = plog.segments()
+    assert len(segments) > 1
+    for segment in segments:
+        st_ = segment.log_path.stat()
+        assert st_.st_size == segment.size  # preallocation never moves the visible end
+    # rolled segments gave back what was reserved beyond their end
+    for segment in segments[:-1]:
+        assert segment.log_path.stat().st_blocks * 512 < segment.size + 64 * 1024
+    active = segments[-1]
+    if active.preallocate:  # fallocate worked on this filesystem: blocks are reserved ahead
+        assert active.log_path.stat().st_blocks * 512 >= active.size + 1024 * 1024
+    plog.close()
+    assert active.log_path.stat().st_blocks * 512 < active.size + 64 * 1024
+    reopened = open_log(tmp_path / "p", segment_bytes=64 * 1024)
+    assert len(read_all(reopened)) == 5
+    reopened.close()

@@ -18,12 +18,13 @@ after retention has unlinked the segment.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import random
 import struct
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from seaway.broker.log.offset_index import CorruptIndexError, OffsetIndex
@@ -39,6 +40,23 @@ log = logging.getLogger("seaway.broker.log")
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _INT32_MAX = 2**31 - 1
 _HOP_CHUNK = 16384
+PREALLOCATE_BYTES = 4 * 1024 * 1024
+"""How far ahead of its end the active segment's ``.log`` blocks are reserved (see below)."""
+_FALLOC_FL_KEEP_SIZE = 1
+
+
+def _load_fallocate() -> Callable[[int, int, int, int], int] | None:
+    """libc's ``fallocate(2)`` (Linux), which, unlike ``os.posix_fallocate``, takes flags."""
+    try:
+        func = ctypes.CDLL(None, use_errno=True).fallocate
+    except (OSError, AttributeError):  # pragma: no cover - not glibc/Linux
+        return None
+    func.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    func.restype = ctypes.c_int
+    return func
+
+
+_fallocate = _load_fallocate()
 
 
 def segment_file_name(base_offset: int, ext: str, suffix: str = "") -> str:
@@ -93,6 +111,9 @@ class Segment:
         self.bytes_since_last_index_entry = 0
         self.dirty = False
         self.needs_recovery = False
+        self.preallocate = False
+        """Reserve blocks ahead of the end on append (set by the log on its active segment)."""
+        self._allocated = 0  # file bytes reserved by preallocation (0: none beyond the end)
         index_path, time_path = self._path(".index"), self._path(".timeindex")
         had_indexes = index_path.exists() and time_path.exists()
         try:
@@ -181,6 +202,9 @@ class Segment:
             os.ftruncate(self.fd, scanner.valid_bytes)
             self.size = scanner.valid_bytes
         self.next_offset = scanner.next_offset
+        # the rebuilt indexes go to disk now, not at the next flush: a restart must not find them stale
+        self.offset_index.write_pending()
+        self.time_index.write_pending()
         self.needs_recovery = False
         self.dirty = True
         return truncated
@@ -261,7 +285,12 @@ class Segment:
         back so no partial batch stays visible.
         """
         start = self.size
-        fd = self.fd
+        file = self.file
+        if file is None:
+            raise KafkaStorageError(f"segment {self.log_path} is closed")
+        fd = file.fd
+        if self.preallocate and start + len(data) > self._allocated:
+            self._preallocate(fd, start, start + len(data))
         try:
             written = os.write(fd, data)
             if written != len(data):  # short write: finish it
@@ -270,12 +299,14 @@ class Segment:
                     view = view[os.write(fd, view) :]
         except OSError as exc:
             os.ftruncate(fd, start)
+            self._allocated = 0
             raise KafkaStorageError(f"write to {self.log_path} failed: {exc}") from exc
         # _index_batch for each header, inlined: this runs for every partition of every
         # produce request.
         if headers and self.first_batch_timestamp is None:
             self.first_batch_timestamp = headers[0].max_timestamp
         max_timestamp, since_entry = self.max_timestamp, self.bytes_since_last_index_entry
+        time_index = self.time_index
         for header in headers:
             last_offset = header.base_offset + header.last_offset_delta
             if header.max_timestamp > max_timestamp:
@@ -283,13 +314,36 @@ class Segment:
                 self.offset_of_max_timestamp = last_offset
             if since_entry > index_interval_bytes:
                 self.offset_index.append(last_offset, start + header.position)
-                self.time_index.maybe_append(max_timestamp, self.offset_of_max_timestamp)
+                time_index.maybe_append(max_timestamp, self.offset_of_max_timestamp)
                 since_entry = 0
             since_entry += header.batch_length + LOG_OVERHEAD
             self.next_offset = last_offset + 1
         self.bytes_since_last_index_entry = since_entry
         self.size = start + len(data)
         self.dirty = True
+
+    def _preallocate(self, fd: int, start: int, end: int) -> None:
+        """Reserve the file's blocks up to ``end`` + :data:`PREALLOCATE_BYTES`, size unchanged.
+
+        ``fallocate(FALLOC_FL_KEEP_SIZE)``: the file's size (what recovery, reads and
+        ``st_size`` see) does not move, but appends then land in blocks the filesystem has
+        already allocated, which skips ext4's per-block delayed-allocation bookkeeping in
+        every ``write``: ~40% of the kernel's cost of a 43 KB append on this ext4. What is
+        left beyond the end is released when the segment stops being active
+        (:meth:`on_become_inactive`). Unsupported filesystems just do without.
+        """
+        allocated = end + PREALLOCATE_BYTES
+        if _fallocate is None or _fallocate(fd, _FALLOC_FL_KEEP_SIZE, start, allocated - start) != 0:
+            self.preallocate = False  # EOPNOTSUPP, ENOSPC...: the write says what matters
+            return
+        self._allocated = allocated
+
+    def _release_preallocated(self) -> None:
+        """Give back the blocks reserved beyond the end (a same-size truncate frees them)."""
+        if self._allocated and self.file is not None:
+            self._allocated = 0
+            with contextlib.suppress(OSError):
+                os.ftruncate(self.file.fd, self.size)
 
     def _index_batch(self, header: BatchHeader, position: int, index_interval_bytes: int) -> None:
         if self.first_batch_timestamp is None:
@@ -304,7 +358,12 @@ class Segment:
         self.next_offset = header.next_offset
 
     def on_become_inactive(self) -> None:
-        """Record the largest timestamp in the time index (roll or close), as Kafka does."""
+        """Record the largest timestamp in the time index (roll or close), as Kafka does.
+
+        Also stops preallocating and releases what was reserved beyond the end.
+        """
+        self.preallocate = False
+        self._release_preallocated()
         if self.max_timestamp >= 0:
             self.time_index.maybe_append(
                 self.max_timestamp, self.offset_of_max_timestamp, skip_full_check=True

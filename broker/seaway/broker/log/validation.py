@@ -42,7 +42,7 @@ from seaway.protocol.record_batch import (
     parse_batch_header,
 )
 
-__all__ = ["validate_batches"]
+__all__ = ["plain_batch", "validate_batches"]
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")  # the BatchHeader fields, in order
 _new_tuple = tuple.__new__
@@ -90,6 +90,43 @@ def validate_batches(
         headers.append(header)
         pos += size
     return headers
+
+
+def plain_batch(buf: memoryview, config: LogConfig, now_ms: int) -> BatchHeader | None:
+    """The header of ``buf`` when it is the produce path's common case, else None.
+
+    The common case: exactly one batch, of an ordinary (non-idempotent) producer, that
+    passes every check of :func:`validate_batches`. None means "not that case", never
+    "invalid": the caller then runs :func:`validate_batches`, which raises the precise
+    error or returns the headers of the unusual-but-valid request. Nothing is raised here
+    and ``buf`` is only read. One unpack, one CRC call, no loop and no list.
+    """
+    end = len(buf)
+    if end < BATCH_HEADER_SIZE:
+        return None
+    fields = _HEADER.unpack_from(buf, 0)
+    _, length, _, magic, crc, attributes, last_delta, base_ts, max_ts, producer_id, _, _, count = fields
+    if (
+        length + LOG_OVERHEAD != end
+        or magic != MAGIC_V2
+        or length < _MIN_LENGTH
+        or end > config.max_message_bytes
+        or producer_id >= 0
+        or last_delta < 0
+        or count != last_delta + 1
+        or attributes & ATTR_CONTROL
+    ):
+        return None
+    if not config.is_log_append_time and max_ts >= 0:
+        oldest = base_ts if base_ts < max_ts else max_ts
+        if max_ts - now_ms > config.message_timestamp_after_max_ms or (
+            oldest >= 0 and now_ms - oldest > config.message_timestamp_before_max_ms
+        ):
+            return None
+    if crc32c(buf[CRC_START:]) != crc:
+        return None
+    header: BatchHeader = _new_tuple(BatchHeader, (*fields, 0))
+    return header
 
 
 def _raise_unparsable(buf: bytes | bytearray | memoryview, pos: int) -> None:

@@ -107,6 +107,10 @@ class ProducerStateManager:
         The batches are validated (headers, CRC, sizes, timestamps) once, here, and the
         headers handed on to the log, so every layer works from one parse.
         """
+        # The ordinary producer's single batch: validated and appended in one call.
+        result = plog.append_plain(records, now_ms)
+        if result is not None:
+            return result
         headers = validate_batches(records, plog.config, now_ms)
         if not plog.compacts and (
             (len(headers) == 1 and headers[0].producer_id < 0)
