@@ -21,16 +21,40 @@ written for plain lists works unchanged. Not thread-safe: a batch belongs to the
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from seaway.connect.api.data.schema import Schema
 from seaway.connect.api.records import SinkRecord, SourceRecord, new_source_record
 
 __all__ = ["SinkRecordBatch", "SourceRecordBatch"]
 
+_R = TypeVar("_R", SourceRecord, SinkRecord)
 
-class SourceRecordBatch(Sequence[SourceRecord]):
+
+class _RecordColumns(Sequence[_R]):
+    """Element access through :meth:`records`, which builds the record objects once."""
+
+    __slots__ = ()
+
+    @abc.abstractmethod
+    def records(self) -> list[_R]:
+        """The batch as record objects (built once, on first use)."""
+
+    @overload
+    def __getitem__(self, index: int) -> _R: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[_R]: ...
+
+    def __getitem__(self, index: int | slice) -> _R | list[_R]:
+        return self.records()[index]
+
+    def __iter__(self) -> Iterator[_R]:
+        return iter(self.records())
+
+
+class SourceRecordBatch(_RecordColumns[SourceRecord]):
     """Records from one source partition that differ only in value and source offset.
 
     ``values[i]`` and ``source_offsets[i]`` are record *i*'s value and source offset (the
@@ -81,23 +105,12 @@ class SourceRecordBatch(Sequence[SourceRecord]):
     def __len__(self) -> int:
         return len(self.values)
 
-    @overload
-    def __getitem__(self, index: int) -> SourceRecord: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[SourceRecord]: ...
-
-    def __getitem__(self, index: int | slice) -> SourceRecord | list[SourceRecord]:
-        return self.records()[index]
-
-    def __iter__(self) -> Iterator[SourceRecord]:
-        return iter(self.records())
-
     def __repr__(self) -> str:
         return (f"SourceRecordBatch(topic={self.topic!r}, records={len(self)}, "
                 f"source_partition={self.source_partition!r}, last_source_offset={self.last_source_offset!r})")
 
 
-class SinkRecordBatch(Sequence[SinkRecord]):
+class SinkRecordBatch(_RecordColumns[SinkRecord]):
     """Consumed records as the runtime hands them to ``SinkTask.put``: columns first, objects on demand.
 
     :meth:`record_values` and :meth:`record_keys` are the converted values and keys (what ``record.value``
@@ -140,17 +153,6 @@ class SinkRecordBatch(Sequence[SinkRecord]):
 
     def __len__(self) -> int:
         return len(self._values)
-
-    @overload
-    def __getitem__(self, index: int) -> SinkRecord: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[SinkRecord]: ...
-
-    def __getitem__(self, index: int | slice) -> SinkRecord | list[SinkRecord]:
-        return self.records()[index]
-
-    def __iter__(self) -> Iterator[SinkRecord]:
-        return iter(self.records())
 
     def __repr__(self) -> str:
         return f"SinkRecordBatch(records={len(self)})"
