@@ -40,7 +40,7 @@ log = logging.getLogger("seaway.broker.log")
 _HEADER = struct.Struct(">qiibIhiqqqhii")
 _INT32_MAX = 2**31 - 1
 _HOP_CHUNK = 16384
-PREALLOCATE_BYTES = 4 * 1024 * 1024
+PREALLOCATE_BYTES = 1024 * 1024
 """How far ahead of its end the active segment's ``.log`` blocks are reserved (see below)."""
 _FALLOC_FL_KEEP_SIZE = 1
 
