@@ -125,3 +125,17 @@ async def test_source_record_batches_produce_like_records_with_and_without_smts(
     assert (await connect.herder.connector_offsets("batches")).offsets == [({"counter": topic_name}, {"n": 23})]
     # without SMTs no SourceRecord was built; with them every batch was iterated as records
     assert [b._records is not None for b in BatchCounterTask.emitted] == [bool(transforms)] * 5
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("connector", ["CounterConnector", "BatchCounterConnector"])
+async def test_a_full_producer_queue_is_waited_out_without_dropping(
+        connect: EmbeddedConnect, topic_name: str, connector: str) -> None:
+    """Back-pressure: with room for 5 records in librdkafka's queue every record still goes out, in order."""
+    await connect.create_connector("full", {"connector.class": f"{MODULE}:{connector}", "topic": topic_name,
+                                            "count": "300", "batch": "50",
+                                            "producer.override.queue.buffering.max.messages": "5"})
+    messages = connect.consume(topic_name, 300)
+    assert [m.value() for m in messages] == [f"v{n}".encode() for n in range(300)]
+    await connect.herder.stop_connector("full")
+    assert (await connect.herder.connector_offsets("full")).offsets == [({"counter": topic_name}, {"n": 300})]

@@ -287,16 +287,15 @@ class PartitionLog:
         return self.append_validated(records, headers, now, leader_epoch)
 
     def append_plain(self, records: bytes | bytearray | memoryview, now_ms: int) -> AppendResult | None:
-        """:meth:`append` of the produce path's common case in one call, or None.
+        """:meth:`append` of the produce path's common case, or None.
 
         The common case: a writable byte memoryview (a slice of the request buffer)
         holding exactly one valid batch of an ordinary producer, on a log that neither
-        compacts nor uses LogAppendTime (see :func:`~.validation.plain_batch`). Anything
-        else returns None before a byte is stamped or written, and the caller takes the
-        general path (:meth:`validate` + :meth:`append_validated`), which raises the
-        precise error for an invalid batch. Same checks, stamping, roll, write and index
-        bookkeeping as :meth:`append_validated`, with fewer calls and objects per
-        partition.
+        compacts nor uses LogAppendTime. It is checked by :func:`~.validation.plain_batch`
+        (one unpack, one CRC, no list) instead of the general validation loop, then appended
+        by :meth:`append_validated` like any other. Anything else returns None before a byte
+        is stamped or written, and the caller takes the general path, which raises the
+        precise error for an invalid batch.
         """
         if (
             self.compacts
@@ -307,39 +306,10 @@ class PartitionLog:
             or not records.c_contiguous
         ):
             return None
-        config = self.config
-        header = plain_batch(records, config, now_ms)
+        header = plain_batch(records, self.config, now_ms)
         if header is None:
             return None
-        last_delta = header.last_offset_delta
-        max_timestamp = header.max_timestamp
-        with self._lock:
-            if self._closed:
-                return None
-            segment = self._segments[-1]
-            first = segment.next_offset
-            last = first + last_delta
-            _BASE_OFFSET.pack_into(records, 0, first)
-            _LEADER_EPOCH.pack_into(records, 12, 0)
-            # BatchHeader(base_offset, batch_length, partition_leader_epoch, *the rest)
-            stamped: BatchHeader = _new_tuple(BatchHeader, (first, header[1], 0, *header[3:]))
-            if segment.size and segment.should_roll(
-                append_bytes=len(records),
-                append_max_timestamp=max_timestamp,
-                append_last_offset=last,
-                segment_bytes=config.segment_bytes,
-                segment_ms=self._roll_ms,
-                now_ms=now_ms,
-            ):
-                segment = self._roll()
-            headers = [stamped]
-            segment.append(records, headers, config.index_interval_bytes)
-            self._unflushed_messages += last_delta + 1
-            wants_flush = self._unflushed_messages >= config.flush_messages
-            log_start = self._log_start_offset
-        if wants_flush and self.on_flush_needed is not None:
-            self.on_flush_needed(self)
-        return AppendResult(first, last, -1, log_start, headers)
+        return self.append_validated(records, [header], now_ms)
 
     def append_validated(
         self,

@@ -197,8 +197,7 @@ class WorkerSinkTask(WorkerTask):
         self.assignment.update(assigned)
         self.task.open(assigned)
         hold = self.paused or self.redelivering is not None
-        rewind = [tp for tp in assigned if tp in self.rewinds]
-        if not hold and not rewind:
+        if not hold and not any(tp in self.rewinds for tp in assigned):
             return  # confluent-kafka assigns the partitions itself after this callback
         # pause() and offsets only take effect on partitions that are already assigned (a pause
         # before the library's own assign is silently lost and the partition is fetched), so

@@ -302,18 +302,16 @@ class WorkerSourceTask(WorkerTask):
             if commit_record:
                 callback = self._record_callback(batch, record)
                 batch.pending += 1
-            while True:
-                try:
-                    # positional: topic, value, key, partition, on_delivery, callback, timestamp, headers
-                    produce(topic, value, key, -1 if partition is None else partition, callback, None,
-                            out.timestamp or 0, kafka_headers)
-                    break
-                except BufferError:
-                    producer.poll(0.05)  # back-pressure: let deliveries drain, never drop
-                    if self.stopping.is_set() and self.cancelled:
-                        if commit_record:
-                            batch.pending -= 1
-                        return
+            kafka_partition = -1 if partition is None else partition
+            try:
+                # positional: topic, value, key, partition, on_delivery, callback, timestamp, headers
+                produce(topic, value, key, kafka_partition, callback, None, out.timestamp or 0, kafka_headers)
+            except BufferError:
+                if not self._produce_when_room((topic, value, key, kafka_partition, callback, None,
+                                                out.timestamp or 0, kafka_headers)):
+                    if commit_record:
+                        batch.pending -= 1
+                    return
         batch.offsets = _last_offsets(records)
         batch.sealed = True
 
@@ -349,20 +347,35 @@ class WorkerSourceTask(WorkerTask):
         partition = -1 if records.kafka_partition is None else records.kafka_partition
         timestamp = records.timestamp or 0
         for value in values:
-            while True:
-                try:
-                    # positional: topic, value, key, partition, on_delivery, callback, timestamp, headers
-                    produce(topic, value, None, partition, callback, None, timestamp, None)
-                    break
-                except BufferError:
-                    producer.poll(0.05)  # back-pressure: let deliveries drain, never drop
-                    if self.stopping.is_set() and self.cancelled:
-                        return True
+            try:
+                produce(topic, value, None, partition, callback, None, timestamp, None)
+            except BufferError:
+                if not self._produce_when_room((topic, value, None, partition, callback, None, timestamp, None)):
+                    return True
         source_partition = records.source_partition
         if source_partition is not None and len(records):
             batch.offsets = {_partition_key(source_partition): (source_partition, records.last_source_offset)}
         batch.sealed = True
         return True
+
+    def _produce_when_room(self, args: tuple[Any, ...]) -> bool:
+        """``produce(*args)`` once the producer's queue has room; False if the task was cancelled meanwhile.
+
+        Back-pressure: a full queue (``BufferError``) is waited out by serving delivery reports,
+        never answered by dropping the record. ``args`` are ``produce``'s positional arguments:
+        topic, value, key, partition, on_delivery, callback, timestamp, headers.
+        """
+        producer = self.producer
+        assert producer is not None
+        while True:
+            producer.poll(0.05)
+            if self.stopping.is_set() and self.cancelled:
+                return False
+            try:
+                producer.produce(*args)
+                return True
+            except BufferError:
+                continue
 
     def _record_callback(self, batch: _Batch, record: SourceRecord) -> Any:
         task = self.task
