@@ -324,7 +324,7 @@ class SinkRecord(ConnectRecord):
 
 
 # -- runtime fast constructors ------------------------------------------------------------------
-# The runtime and the bundled file connector build one record per line or message, and at a
+# The sink runtime and SourceRecordBatch.records() build one record per message, and at a
 # million records a second the class call itself (type.__call__ -> __new__ -> __init__, which
 # CPython 3.11 does not specialise) is a tenth of the budget. These plain functions are
 # specialised calls that fill the slots directly; they take exactly the already-validated
