@@ -93,11 +93,15 @@ def delete_topic(bootstrap: str, name: str) -> None:
 
 
 class CeilingProcess:
-    """``sink`` (append frames to a file, answer each) or ``sendfile`` (serve files in turn)."""
+    """``sink`` (append frames to a file, answer each) or ``sendfile`` (serve files in turn).
 
-    def __init__(self, mode: str, *paths: Path) -> None:
+    ``send_buffer`` sets SO_SNDBUF on the sendfile connection (-1: the OS's autotuning),
+    so the ceiling runs with the same socket settings as the broker it is compared with.
+    """
+
+    def __init__(self, mode: str, *paths: Path, send_buffer: int = -1) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, mode, *map(str, paths)], stdout=subprocess.PIPE, text=True
+            [sys.executable, __file__, mode, str(send_buffer), *map(str, paths)], stdout=subprocess.PIPE, text=True
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
@@ -320,8 +324,10 @@ class _SinkProtocol(asyncio.Protocol):
             self.transport.write(b"".join(replies))
 
 
-def _serve_sendfile(conn: socket.socket, paths: list[str]) -> None:
+def _serve_sendfile(conn: socket.socket, paths: list[str], send_buffer: int) -> None:
     """Announce the total size, then sendfile each file in turn on this connection."""
+    if send_buffer > 0:
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, send_buffer)
     with conn:
         conn.sendall(struct.pack(">q", sum(os.path.getsize(p) for p in paths)))
         for path in paths:
@@ -340,7 +346,7 @@ async def _run_sink(path: str) -> None:
     await asyncio.Event().wait()
 
 
-def _ceiling_main(mode: str, paths: list[str]) -> None:
+def _ceiling_main(mode: str, send_buffer: int, paths: list[str]) -> None:
     if mode == "sink":
         try:
             import uvloop
@@ -353,8 +359,8 @@ def _ceiling_main(mode: str, paths: list[str]) -> None:
     print("port", listener.getsockname()[1], flush=True)
     while True:
         conn, _ = listener.accept()
-        _serve_sendfile(conn, paths)
+        _serve_sendfile(conn, paths, send_buffer)
 
 
 if __name__ == "__main__":
-    _ceiling_main(sys.argv[1], sys.argv[2:])
+    _ceiling_main(sys.argv[1], int(sys.argv[2]), sys.argv[3:])

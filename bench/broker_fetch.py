@@ -14,7 +14,11 @@ replayed Produce frames (~256 KiB requests, see broker_produce.py), then prints:
   (max_bytes 50 MiB, partition_max_bytes 8 MiB, the next request once the previous
   answer is read), so the client is not the bottleneck. MiB/s of record-batch bytes.
 - ``sendfile ceiling``: the same segment files ``os.sendfile``'d to a socket by a
-  bare process and read by a plain ``recv_into`` loop.
+  bare process and read by a plain ``recv_into`` loop. Its socket gets the broker's
+  send buffer (``socket.send.buffer.bytes``, Kafka's 102400 by default; ``--send-buffer``
+  sets both), so the two differ in protocol work only. On loopback the send buffer
+  moves both figures a lot: with an autotuned one (``-1``) megabytes queue at the
+  receiver and the rates swing by 2x from run to run (see docs/performance.md).
 - ``ratio``: broker / ceiling (target >= 0.7), from the best run of each; then the median of
   the per-run ratios (each broker run against the ceiling run just before it). See
   docs/performance.md.
@@ -51,6 +55,7 @@ CASES = [(100, 1), (100, 6), (1024, 1), (1024, 6)]
 FETCH_VERSION = 11
 MAX_BYTES = 50 * MIB
 PARTITION_MAX_BYTES = 8 * MIB
+DEFAULT_SEND_BUFFER = 102400  # Kafka's socket.send.buffer.bytes, the broker's default
 _SIZE = struct.Struct(">i")
 _BATCH = struct.Struct(">qi")  # baseOffset, batchLength
 _COUNT = struct.Struct(">i")
@@ -122,12 +127,12 @@ def raw_fetch(port: int, topic: str, partitions: int, end_offsets: list[int], pa
     return time.perf_counter() - t0, total_bytes, records
 
 
-def sendfile_ceiling(paths: list[Path], passes: int = 1) -> tuple[float, int]:
+def sendfile_ceiling(paths: list[Path], passes: int = 1, send_buffer: int = -1) -> tuple[float, int]:
     """Read the files as a bare process sendfile()s them (``passes`` times) over one connection."""
     buf = bytearray(8 * MIB)
     view = memoryview(buf)
     total = 0
-    server = CeilingProcess("sendfile", *(paths * passes))
+    server = CeilingProcess("sendfile", *(paths * passes), send_buffer=send_buffer)
     try:
         with socket.create_connection(("127.0.0.1", server.port)) as sock:
             t0 = time.perf_counter()
@@ -180,6 +185,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small volumes, one run each (< 1 minute)")
     ap.add_argument("--repeat", type=int, default=None, help="runs per raw figure, best kept (default 5, quick 2)")
+    ap.add_argument("--send-buffer", type=int, default=DEFAULT_SEND_BUFFER,
+                    help="socket.send.buffer.bytes of broker and ceiling (default Kafka's 102400; -1 = OS)")
     args = ap.parse_args()
     repeat = args.repeat or (2 if args.quick else 5)
     fill_mib = 128 if args.quick else 512
@@ -188,9 +195,10 @@ def main() -> int:
     ratios = []
     with tempfile.TemporaryDirectory(prefix="seaway-bench-") as tmp:
         data_dir = Path(tmp) / "broker"
-        broker = start_broker(data_dir)
+        broker = start_broker(data_dir, socket_send_buffer_bytes=str(args.send_buffer))
         try:
-            print(f"broker on {broker.bootstrap}; {repeat} run(s) per raw figure, best kept\n")
+            print(f"broker on {broker.bootstrap}; {repeat} run(s) per raw figure, best kept; "
+                  f"socket.send.buffer.bytes={args.send_buffer} for broker and ceiling\n")
             print(f"{'case':<18}{'client':<20}{'records/s':>14}{'':>6}{'MiB/s':>9}   note")
             for size, parts in CASES:
                 label = f"{size}B x {parts}p"
@@ -209,7 +217,7 @@ def main() -> int:
                 paths = sorted(data_dir.glob(f"{topic}-*/*.log"))
                 ours, ceiling = [], []
                 for _ in range(repeat):  # interleaved, so both see the same machine load
-                    ceiling.append(sendfile_ceiling(paths, passes))
+                    ceiling.append(sendfile_ceiling(paths, passes, args.send_buffer))
                     secs, nbytes, nrec = raw_fetch(broker.port, topic, parts, end_offsets, passes)
                     if nrec != passes * requests * per_frame:
                         raise RuntimeError(f"raw fetch read {nrec} records, expected {requests * per_frame}")

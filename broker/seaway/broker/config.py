@@ -13,6 +13,10 @@ Deliberate deviations from Kafka, for an embedded single node:
 - ``log.dirs``/``log.dir`` default to ``./data/broker`` (Kafka: ``/tmp/kafka-logs``);
 - ``default.replication.factor`` must be 1 (there is one node); the internal topics'
   replication factors are accepted and ignored;
+- ``socket.receive.buffer.bytes`` defaults to -1 (the OS's autotuning; Kafka: 102400):
+  a 100 KiB receive buffer splits a 1 MiB produce request into about ten reads, and
+  each read costs this Python broker more than it costs the JVM (twice the CPU per
+  produce request, measured with ``bench/broker_produce.py``);
 - only PLAINTEXT listeners are served; listeners named in ``controller.listener.names``
   are not bound (there is no KRaft quorum).
 
@@ -259,9 +263,21 @@ BROKER_CONFIG_DEFS: Mapping[str, BrokerConfigDef] = {
         ),
         _d("producer.id.expiration.ms", _INT, 86400000, "Idle producer ids expire after this.", 1),
         _d("socket.request.max.bytes", _INT, 104857600, "Largest request frame.", 1),
-        _d("socket.send.buffer.bytes", _INT, 102400, "SO_SNDBUF (-1 = OS default)."),
-        _d("socket.receive.buffer.bytes", _INT, 102400, "SO_RCVBUF (-1 = OS default)."),
-        _d("connections.max.idle.ms", _LONG, 600000, "Close connections idle this long."),
+        _d("socket.send.buffer.bytes", _INT, 102400, "SO_SNDBUF of client connections (-1 = OS default).", -1),
+        _d(
+            "socket.receive.buffer.bytes",
+            _INT,
+            -1,
+            "SO_RCVBUF of client connections (-1 = OS default; Kafka's default is 102400).",
+            -1,
+        ),
+        _d(
+            "connections.max.idle.ms",
+            _LONG,
+            600000,
+            "Close client connections with no traffic for this long (-1 = never).",
+            -1,
+        ),
         # Test-only fault injection (Seaway's own keys, off by default; never set in production).
         _d(
             "seaway.test.fault.drop.produce.response.after.append",
@@ -391,6 +407,8 @@ class BrokerConfig:
     transaction_max_timeout_ms: int
     producer_id_expiration_ms: int
     socket_request_max_bytes: int
+    socket_send_buffer_bytes: int
+    socket_receive_buffer_bytes: int
     connections_max_idle_ms: int
 
     def __init__(self, props: Mapping[str, str] | None = None) -> None:

@@ -15,6 +15,7 @@ import logging
 import signal
 import socket
 import threading
+import time
 from typing import Any
 
 from seaway.broker.config import BrokerConfig
@@ -36,6 +37,7 @@ class BrokerServer:
         self._servers: list[asyncio.Server] = []
         self._connections: set[KafkaConnection] = set()
         self._maintenance: asyncio.Task[None] | None = None
+        self._idle_reaper: asyncio.Task[None] | None = None
         self._maintenance_lock = threading.Lock()
         self.context: BrokerContext | None = None
 
@@ -77,6 +79,8 @@ class BrokerServer:
             log.info("listening on %s://%s:%d (advertised %s:%d)", name, host or "*", bound_port,
                      adv_host, adv_port)
         self._maintenance = loop.create_task(self._maintain())
+        if cfg.connections_max_idle_ms >= 0:
+            self._idle_reaper = loop.create_task(self._close_idle_connections(cfg.connections_max_idle_ms / 1000))
         log.info("broker %d of cluster %s started", cfg.node_id, cluster_id)
 
     def _install_components(self, context: BrokerContext) -> None:
@@ -102,6 +106,20 @@ class BrokerServer:
             except Exception:
                 log.exception("log maintenance failed")
 
+    async def _close_idle_connections(self, max_idle_s: float) -> None:
+        """Close connections with no traffic for ``connections.max.idle.ms``, as Kafka does.
+
+        Checked every tenth of the limit (at most every 30 s), so a connection goes at
+        most 10% (or 30 s) late. Clients reconnect on their next request.
+        """
+        interval = min(max(max_idle_s / 10, 0.01), 30.0)
+        while True:
+            await asyncio.sleep(interval)
+            now = time.monotonic()
+            for conn in list(self._connections):
+                if conn.idle_seconds(now) > max_idle_s:
+                    conn.close_idle()
+
     def _maintain_once(self) -> None:
         with self._maintenance_lock:
             self.logs.run_maintenance(now_ms())
@@ -115,10 +133,11 @@ class BrokerServer:
         for server in self._servers:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.wait_closed(), 2)
-        if self._maintenance is not None:
-            self._maintenance.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._maintenance
+        for task in (self._maintenance, self._idle_reaper):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         if self.context is not None:
             for comp in self.context.components.values():
                 close = getattr(comp, "close", None)
