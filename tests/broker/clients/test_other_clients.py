@@ -1,4 +1,4 @@
-"""kcat and kafka-python against the broker, unchanged."""
+"""kcat, kafka-python and aiokafka against the broker, unchanged."""
 
 from __future__ import annotations
 
@@ -47,3 +47,42 @@ def test_kafka_python_producer_and_assigned_consumer(shared_broker: BrokerProces
     got = [(m.key, m.value, m.headers) for m in consumer]
     consumer.close()
     assert got == [(f"k{i}".encode(), f"v{i}".encode(), [("h", b"x")]) for i in range(300)]
+
+
+@pytest.mark.parametrize("compression", ["gzip", "lz4", "zstd"])
+async def test_aiokafka_producer_and_assigned_consumer(
+    shared_broker: BrokerProcess, topic_name: str, compression: str
+) -> None:
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+    from aiokafka.structs import TopicPartition as AioTopicPartition
+
+    create_topic(shared_broker.bootstrap, topic_name, 2)
+    producer = AIOKafkaProducer(bootstrap_servers=shared_broker.bootstrap, acks="all",
+                                compression_type=compression, linger_ms=5)
+    await producer.start()
+    try:
+        sent = [await producer.send(topic_name, key=f"k{i}".encode(), value=f"v{i}".encode(),
+                                    partition=i % 2, headers=[("h", str(i).encode())]) for i in range(200)]
+        metadata = [await fut for fut in sent]
+    finally:
+        await producer.stop()
+    assert sorted((m.partition, m.offset) for m in metadata) == sorted(
+        (p, o) for p in range(2) for o in range(100)
+    )
+
+    consumer = AIOKafkaConsumer(bootstrap_servers=shared_broker.bootstrap, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        parts = [AioTopicPartition(topic_name, p) for p in range(2)]
+        consumer.assign(parts)
+        await consumer.seek_to_beginning(*parts)
+        got: list[tuple[int, int, bytes | None, bytes | None, list[tuple[str, bytes]]]] = []
+        while len(got) < 200:
+            batches = await consumer.getmany(timeout_ms=2000)
+            assert batches, f"no records after {len(got)}"
+            for records in batches.values():
+                got.extend((r.partition, r.offset, r.key, r.value, list(r.headers)) for r in records)
+    finally:
+        await consumer.stop()
+    expected = [(i % 2, i // 2, f"k{i}".encode(), f"v{i}".encode(), [("h", str(i).encode())]) for i in range(200)]
+    assert sorted(got) == sorted(expected)
