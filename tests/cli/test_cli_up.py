@@ -91,3 +91,31 @@ def test_up_stops_the_others_when_one_dies(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert re.search(r"seaway up: broker exited with status -9; stopping the others", out), out
     assert wait_gone(parts["registry"][1])
+
+
+@pytest.mark.timeout(90)
+def test_up_on_every_interface_advertises_the_given_host(tmp_path: Path) -> None:
+    """What the Docker image runs: listen on 0.0.0.0, tell clients the name they can reach."""
+    proc, parts, _ = start_up(tmp_path / "data", "--host", "0.0.0.0", "--advertised-host", "localhost")
+    try:
+        broker_port = parts["broker"][0].rsplit(":", 1)[1]
+        metadata = AdminClient({"bootstrap.servers": f"127.0.0.1:{broker_port}"}).list_topics(timeout=10)
+        assert [(b.host, b.port) for b in metadata.brokers.values()] == [("localhost", int(broker_port))]
+        worker = httpx.get(parts["connect"][0] + "/", timeout=10)
+        assert worker.status_code == 200
+        properties = (tmp_path / "data" / "connect" / "worker.properties").read_text()
+        assert "rest.advertised.host.name=localhost" in properties
+        assert "listeners=http://0.0.0.0:" in properties
+        assert f"bootstrap.servers=127.0.0.1:{broker_port}" in properties
+        # Listening on every interface: reachable on another loopback address too (a server
+        # bound to 127.0.0.1 is not reachable on 127.0.0.2).
+        registry_port = parts["registry"][0].rsplit(":", 1)[1]
+        rest_port = parts["connect"][0].rsplit(":", 1)[1]
+        assert httpx.get(f"http://127.0.0.2:{registry_port}/subjects", timeout=10).json() == []
+        assert httpx.get(f"http://127.0.0.2:{rest_port}/connectors", timeout=10).json() == []
+        with socket.create_connection(("127.0.0.2", int(broker_port)), timeout=10):
+            pass
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out

@@ -125,7 +125,9 @@ def wait_healthy(part: Part, timeout: float, stopping: threading.Event) -> str |
     return f"{part.name} was not healthy within {timeout:g}s"
 
 
-def _worker_properties(data: Path, host: str, bootstrap: str, rest_port: int, registry_url: str | None) -> Path:
+def _worker_properties(
+    data: Path, host: str, bootstrap: str, rest_port: int, registry_url: str | None, advertised_host: str | None
+) -> Path:
     """The worker's config. With a registry, values default to Avro through it (Confluent's
     usual setup) and keys to strings; without one, both default to JSON with schemas."""
     connect_dir = data / "connect"
@@ -135,6 +137,7 @@ def _worker_properties(data: Path, host: str, bootstrap: str, rest_port: int, re
         "# written by `seaway up`; edit freely, it is rewritten at each start",
         f"bootstrap.servers={bootstrap}",
         f"listeners=http://{host}:{rest_port}",
+        *([f"rest.advertised.host.name={advertised_host}"] if advertised_host else []),
         f"offset.storage.file.filename={connect_dir / 'connect.offsets'}",
         *(
             [
@@ -157,15 +160,21 @@ def plan(args: argparse.Namespace) -> list[Part]:
     """The parts to start, in order, from the command line."""
     data: Path = args.data_dir.resolve()
     host = args.host
-    bootstrap = f"{host}:{args.broker_port}"
+    # The parts reach each other on loopback when listening on every interface.
+    local = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    bootstrap = f"{local}:{args.broker_port}"
     (data / "broker").mkdir(parents=True, exist_ok=True)
-    parts = [Part("broker", [sys.executable, "-m", "seaway.broker", "--override", f"log.dirs={data / 'broker'}",
-                             "--override", f"listeners=PLAINTEXT://{host}:{args.broker_port}"],
-                  bootstrap, _broker_ok(bootstrap))]
+    broker = [sys.executable, "-m", "seaway.broker", "--override", f"log.dirs={data / 'broker'}",
+              "--override", f"listeners=PLAINTEXT://{host}:{args.broker_port}"]
+    if args.advertised_host:
+        broker += ["--override", f"advertised.listeners=PLAINTEXT://{args.advertised_host}:{args.broker_port}"]
+    parts = [Part("broker", broker, bootstrap, _broker_ok(bootstrap))]
     if not args.no_registry:
-        url = f"http://{host}:{args.registry_port}"
+        url = f"http://{local}:{args.registry_port}"
         settings = {"kafkastore.bootstrap.servers": bootstrap, "kafkastore.topic.replication.factor": "1",
-                    "listeners": url}
+                    "listeners": f"http://{host}:{args.registry_port}"}
+        if args.advertised_host:
+            settings["host.name"] = args.advertised_host
         if importlib.util.find_spec("seaway.cli.registry") is not None:
             command = [sys.executable, "-m", "seaway.cli.main", "registry"]
             for key, value in settings.items():
@@ -176,9 +185,9 @@ def plan(args: argparse.Namespace) -> list[Part]:
         env = {"SCHEMA_REGISTRY_" + k.upper().replace(".", "_"): v for k, v in settings.items()}
         parts.append(Part("registry", command, url, _http_ok(url + "/"), env=env))
     if not args.no_connect:
-        url = f"http://{host}:{args.rest_port}"
-        registry_url = None if args.no_registry else f"http://{host}:{args.registry_port}"
-        worker = _worker_properties(data, host, bootstrap, args.rest_port, registry_url)
+        url = f"http://{local}:{args.rest_port}"
+        registry_url = None if args.no_registry else f"http://{local}:{args.registry_port}"
+        worker = _worker_properties(data, host, bootstrap, args.rest_port, registry_url, args.advertised_host)
         parts.append(Part("connect", [sys.executable, "-m", "seaway.cli.main", "connect", "standalone", str(worker)],
                           url, _http_ok(url + "/health")))
     return parts
@@ -190,6 +199,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", type=Path, default=Path("seaway-data"), metavar="DIR",
                    help="where every part keeps its data and logs (default ./seaway-data)")
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    p.add_argument("--advertised-host", metavar="HOST",
+                   help="the name clients use to reach this machine, given to them in the broker's metadata "
+                   "(advertised.listeners) and the worker's REST identity (rest.advertised.host.name); "
+                   "default: --host, or this machine's name when --host is 0.0.0.0")
     p.add_argument("--broker-port", type=int, default=9092)
     p.add_argument("--rest-port", type=int, default=8083, help="the Connect worker's REST API")
     p.add_argument("--registry-port", type=int, default=8081)
