@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import signal
 import socket
 import subprocess
 import time
@@ -13,6 +12,7 @@ from pathlib import Path
 import httpx
 
 from tests.cli.clirun import SEAWAY
+from tests.support.process import stop
 
 
 def free_port() -> int:
@@ -47,10 +47,5 @@ def connect_worker(bootstrap: str, data_dir: Path, timeout: float = 30) -> Itera
             time.sleep(0.1)
         yield url
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, 20)
         log.close()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import socket
 import subprocess
 import time
@@ -24,16 +23,20 @@ from confluent_kafka.admin import AdminClient
 from seaway.broker.config import BrokerConfig
 
 from tests.cli.clirun import SEAWAY
+from tests.support.process import stop
 
 pytestmark = pytest.mark.timeout(150)
 
 CONFIG = Path(__file__).resolve().parents[2] / "docker" / "config"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports (held together while chosen, so none repeats)."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for s in socks:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in socks]
 
 
 @contextlib.contextmanager
@@ -51,12 +54,7 @@ def running(args: list[str], log: Path, ready: Callable[[], bool], env: dict[str
                 time.sleep(0.2)
             yield proc
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc)
 
 
 def http_ok(url: str) -> Callable[[], bool]:
@@ -88,7 +86,7 @@ def test_server_properties_are_all_known_keys_with_valid_values(caplog: pytest.L
 
 
 def test_cluster_configs_serve_a_pipeline(tmp_path: Path) -> None:
-    internal, external, registry_port, rest_port = (free_port() for _ in range(4))
+    internal, external, registry_port, rest_port = free_ports(4)
     inside = f"127.0.0.1:{internal}"  # what the containers call broker:19092
     broker_args = [
         "broker", "--config", str(CONFIG / "server.properties"),
