@@ -19,14 +19,18 @@ For 100-byte and 1 KiB records on 1 and 6 partitions it prints:
   of each). On this shared 2-core machine wall-clock figures swing with other people's
   load; CPU per request is the steadier reading of how much work each server does.
 
-Then the ``producer not the bottleneck`` figure: acknowledged 100-byte records/s with
-3 replay connections (target >= 500,000). See docs/performance.md.
+Then the ``producer not the bottleneck`` figures (target >= 500,000 acknowledged 100-byte
+records/s): 3 replay connections, and, as the issue suggests, 2 ``kcat -P`` processes
+reading a prepared file (acks=all; librdkafka in C, so no Python loop in the way), their
+count checked against the topic's end offsets afterwards. See docs/performance.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -102,6 +106,45 @@ def librdkafka_produce(bootstrap: str, topic: str, partitions: int, size: int, c
             if reqs:
                 note = f"{reqs} requests, avg {b['txbytes'] / reqs / 1024:.0f} KiB"
     return elapsed, note
+
+
+def kcat_produce(bootstrap: str, topic: str, partitions: int, lines_file: Path, lines: int,
+                 processes: int) -> float | None:
+    """Acknowledged records/s of ``processes`` kcat producers each sending ``lines_file``.
+
+    None when kcat is not installed. Raises unless the topic then holds every line.
+    """
+    kcat = shutil.which("kcat")
+    if kcat is None:
+        return None
+    from confluent_kafka import Consumer, TopicPartition
+
+    args = [kcat, "-b", bootstrap, "-P", "-t", topic, "-X", "acks=all", "-X", "linger.ms=20",
+            "-X", "batch.size=1000000", "-X", "queue.buffering.max.messages=2000000",
+            "-X", "queue.buffering.max.kbytes=2000000", "-l", str(lines_file)]
+    t0 = time.perf_counter()
+    procs = [subprocess.Popen(args, stderr=subprocess.PIPE, text=True) for _ in range(processes)]
+    errors = [p.communicate(300)[1] for p in procs]
+    elapsed = time.perf_counter() - t0
+    if any(p.returncode for p in procs):
+        raise RuntimeError(f"kcat failed: {errors}")
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "seaway-bench"})
+    try:
+        stored = sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1]
+                     for p in range(partitions))
+    finally:
+        consumer.close()
+    if stored != lines * processes:
+        raise RuntimeError(f"kcat sent {lines * processes} lines but the topic holds {stored}")
+    return stored / elapsed
+
+
+def write_lines(path: Path, count: int, size: int = 100) -> None:
+    """``count`` distinct lines of ``size`` bytes (newline excluded) for kcat -l."""
+    filler = b"x" * (size - 10)
+    with path.open("wb") as f:
+        for start in range(0, count, 100_000):
+            f.write(b"".join(filler + b"%010d\n" % i for i in range(start, min(count, start + 100_000))))
 
 
 def best(runs: list[ReplayResult]) -> ReplayResult:
@@ -182,9 +225,25 @@ def main() -> int:
             acked = r.rate(per_frame)
             print(f"producer not the bottleneck: 3 replay connections, 100-byte records, 6 partitions, acks=1:"
                   f"\n  {fmt_rate(acked, acked * 100)} acknowledged   (target >= 500,000 rec/s)")
+            lines = 500_000 if args.quick else 2_000_000
+            write_lines(tmpdir / "lines.txt", lines)
+            kcat_rates = []
+            for i in range(repeat):
+                create_topic(broker.bootstrap, f"kcat-100-6-{i}", 6)
+                rate = kcat_produce(broker.bootstrap, f"kcat-100-6-{i}", 6, tmpdir / "lines.txt", lines, 2)
+                delete_topic(broker.bootstrap, f"kcat-100-6-{i}")
+                if rate is not None:
+                    kcat_rates.append(rate)
+            if kcat_rates:
+                print(f"  2 kcat -P processes, {lines:,} lines of 100 bytes each from a file, acks=all, 6 partitions:"
+                      f"\n  {fmt_rate(max(kcat_rates), max(kcat_rates) * 100)} acknowledged   (best of "
+                      f"{len(kcat_rates)}, end offsets checked)")
+                acked = min(acked, max(kcat_rates))
+            else:
+                print("  (kcat not installed: no kcat figure)")
             worst = min(ratios)
             print(f"\nworst produce ratio {worst:.2f} (target 0.6): {'MET' if worst >= 0.6 else 'MISSED'}; "
-                  f"acked 100-byte records/s {acked:,.0f} (target 500,000): "
+                  f"acked 100-byte records/s, lower of the two {acked:,.0f} (target 500,000): "
                   f"{'MET' if acked >= 500_000 else 'MISSED'}")
             ok = worst >= 0.6 and acked >= 500_000
         finally:
