@@ -19,7 +19,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "topics": ("seaway.cli.topics", "create, list, describe, delete, alter-config topics"),
     "produce": ("seaway.cli.console", "produce lines from stdin to a topic"),
     "consume": ("seaway.cli.console", "print a topic's records"),
-    "connect": ("seaway.cli.connect", "run a Kafka Connect worker (standalone)"),
+    "connect": ("seaway.cli.connect", "run a Kafka Connect worker (standalone or distributed)"),
     "connectors": ("seaway.cli.connectors", "manage connectors through a Connect worker's REST API"),
     "up": ("seaway.cli.up", "start a broker, schema registry and Connect worker under one data directory"),
 }
