@@ -4,10 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v kcat >/dev/null 2>&1; then
+# kcat (client tests), iproute2's ss (reads the broker's socket buffers in a test)
+MISSING=""
+command -v kcat >/dev/null 2>&1 || MISSING="$MISSING kcat"
+command -v ss >/dev/null 2>&1 || MISSING="$MISSING iproute2"
+if [ -n "$MISSING" ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq kcat >/dev/null
+  $SUDO apt-get install -y -qq $MISSING >/dev/null
 fi
 
 PY=${PYTHON:-python3}
