@@ -155,20 +155,12 @@ class OffsetIndex(IndexFile):
         return self.positions[-1] if self.positions else 0
 
     def append(self, offset: int, position: int) -> None:
-        """Index the batch ending at ``offset`` that starts at ``position`` (both increasing).
-
-        ``_write_entry`` inlined: this runs for most partitions of every produce request.
-        """
+        """Index the batch ending at ``offset`` that starts at ``position`` (both increasing)."""
         relative = offset - self.base_offset
         offsets = self._offsets
         if offsets and relative <= offsets[-1]:
             return
-        pending = self._pending
-        pending += _OFFSET_ENTRY.pack(relative, position)
-        self._entries += 1
-        self._dirty = True
-        if len(pending) >= _PENDING_BYTES:
-            self.write_pending()
+        self._write_entry(_OFFSET_ENTRY.pack(relative, position))
         offsets.append(relative)
         self.positions.append(position)
 
