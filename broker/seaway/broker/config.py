@@ -17,6 +17,9 @@ Deliberate deviations from Kafka, for an embedded single node:
   a 100 KiB receive buffer splits a 1 MiB produce request into about ten reads, and
   each read costs this Python broker more than it costs the JVM (twice the CPU per
   produce request, measured with ``bench/broker_produce.py``);
+- ``queued.max.request.bytes`` defaults to 268435456 (256 MiB; Kafka: -1, unbounded):
+  Kafka's JVM heap (``-Xmx1G`` by default) bounds its queued requests anyway, and this
+  process has no heap limit, so the bound is explicit (see ``request_memory.py``);
 - only PLAINTEXT listeners are served; listeners named in ``controller.listener.names``
   are not bound (there is no KRaft quorum).
 
@@ -165,7 +168,7 @@ BROKER_CONFIG_DEFS: Mapping[str, BrokerConfigDef] = {
             "log.flush.offset.checkpoint.interval.ms",
             _INT,
             60000,
-            "Kept for compatibility (checkpoints follow flushes).",
+            "Interval of producer-state snapshots (the other checkpoints follow flushes).",
             0,
         ),
         _d("log.flush.start.offset.checkpoint.interval.ms", _INT, 60000, "Kept for compatibility.", 0),
@@ -278,6 +281,27 @@ BROKER_CONFIG_DEFS: Mapping[str, BrokerConfigDef] = {
             "Close client connections with no traffic for this long (-1 = never).",
             -1,
         ),
+        _d(
+            "queued.max.request.bytes",
+            _LONG,
+            268435456,
+            "Bytes of requests read and queued across all connections before the broker stops "
+            "reading (0 or less = no limit, Kafka's default -1).",
+        ),
+        _d("max.connections", _INT, INT_MAX, "Most client connections; at the limit new ones wait.", 0),
+        _d(
+            "max.connections.per.ip",
+            _INT,
+            INT_MAX,
+            "Most connections from one address; past it new ones are closed at once.",
+            0,
+        ),
+        _d(
+            "max.connections.per.ip.overrides",
+            _STR,
+            "",
+            "Per-address or per-host exceptions to max.connections.per.ip: 'host:100,127.0.0.1:200'.",
+        ),
         # Test-only fault injection (Seaway's own keys, off by default; never set in production).
         _d(
             "seaway.test.fault.drop.produce.response.after.append",
@@ -316,8 +340,6 @@ IGNORED_KEYS = frozenset(
         "message.downconversion.enable",
         "request.timeout.ms",
         "socket.listen.backlog.size",
-        "max.connections",
-        "max.connections.per.ip",
         "initial.broker.registration.timeout.ms",
         "broker.rack",
         "unstable.api.versions.enable",
@@ -410,6 +432,10 @@ class BrokerConfig:
     socket_send_buffer_bytes: int
     socket_receive_buffer_bytes: int
     connections_max_idle_ms: int
+    queued_max_request_bytes: int
+    max_connections: int
+    max_connections_per_ip: int
+    max_connections_per_ip_overrides_map: dict[str, int]
 
     def __init__(self, props: Mapping[str, str] | None = None) -> None:
         self.raw: dict[str, str] = dict(props or {})
@@ -430,6 +456,13 @@ class BrokerConfig:
         self.node_id = self._node_id()
         self.log_dirs = self._log_dirs()
         self.listeners, self.advertised_listeners = self._listeners()
+        self.max_connections_per_ip_overrides_map = self._connection_overrides()
+        if 0 < self.queued_max_request_bytes < self.socket_request_max_bytes:
+            # Kafka's memory pool refuses a size below the largest single request.
+            raise ConfigError(
+                f"queued.max.request.bytes={self.queued_max_request_bytes} must be at least "
+                f"socket.request.max.bytes={self.socket_request_max_bytes} (or -1: no limit)"
+            )
         if self.default_replication_factor != 1:
             raise ConfigError(
                 f"default.replication.factor={self.default_replication_factor}: "
@@ -525,6 +558,32 @@ class BrokerConfig:
             if name not in names:
                 raise ConfigError(f"advertised.listeners names {name}, which is not in listeners")
         return served, [entry for entry in advertised if entry[0] not in controllers]
+
+    def _connection_overrides(self) -> dict[str, int]:
+        """``max.connections.per.ip.overrides`` as {host or address: count} (Kafka's CSV map)."""
+        text = str(self.get("max.connections.per.ip.overrides") or "")
+        result: dict[str, int] = {}
+        for item in (part.strip() for part in text.split(",")):
+            if not item:
+                continue
+            host, sep, count = item.rpartition(":")
+            host = host.strip().strip("[]")
+            try:
+                value = int(count.strip())
+            except ValueError:
+                value = -1
+            if not sep or not host or value < 0:
+                raise ConfigError(
+                    f"Invalid value {text!r} for broker config max.connections.per.ip.overrides: "
+                    f"{item!r} is not host:count with a count of at least 0"
+                )
+            result[host] = value
+        if self.max_connections_per_ip == 0 and not result:
+            raise ConfigError(
+                "max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides "
+                "property is set."
+            )
+        return result
 
     def _build_default_log_config(self) -> LogConfig:
         props: dict[str, str] = {}

@@ -8,10 +8,18 @@ which pushes back on a producer faster than the disk.
 
 Reading is an ``asyncio.BufferedProtocol`` so big frames are copied once, by the kernel:
 small frames are read into a reusable scratch buffer and sliced out of it, but once a
-frame's size prefix announces more than :data:`_DIRECT_MIN` bytes, a buffer of exactly
-that size is allocated and the transport reads the rest straight into it. That buffer
-is the request: a produce request's record batches are memoryviews of it, which the log
-stamps with offsets in place and writes with a single ``os.write``.
+frame's size prefix announces more than :data:`_DIRECT_MIN` bytes, a buffer of that size
+is taken and the transport reads the rest straight into it. That buffer is the request:
+a produce request's record batches are memoryviews of it, which the log stamps with
+offsets in place and writes with a single ``os.write``. A fresh buffer is an anonymous
+memory mapping, whose pages the kernel backs only as bytes land in them: a size prefix
+announcing 100 MB costs nothing until 100 MB arrive.
+
+Memory: every request's bytes are charged to the broker's one
+:class:`~seaway.broker.request_memory.RequestMemory` (``queued.max.request.bytes``) from
+the read until the request is handled; past the limit this connection stops reading
+until bytes are given back. Independently, a connection with 64 requests queued stops
+reading until half of them are answered.
 
 A frame that cannot be parsed (absurd size, unknown API key, unsupported version,
 truncated body) closes this connection only; everyone else keeps being served. The one
@@ -38,6 +46,7 @@ import asyncio
 import collections
 import contextlib
 import logging
+import mmap
 import os
 import socket
 import struct
@@ -48,6 +57,7 @@ from typing import Any
 
 from seaway.broker.context import BrokerContext, RequestContext
 from seaway.broker.handlers import HANDLERS
+from seaway.broker.request_memory import RequestMemory
 from seaway.protocol.errors import KafkaProtocolError
 from seaway.protocol.primitives import CorruptFrameError, Reader, Writer
 
@@ -75,11 +85,15 @@ class _BufferPool:
     """
 
     def __init__(self) -> None:
-        self._free: list[bytearray] = []
+        self._free: list[bytearray | mmap.mmap] = []
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def take(self, size: int) -> bytearray:
+    def take(self, size: int) -> bytearray | mmap.mmap:
+        """A pooled buffer of at least ``size`` bytes, else a fresh lazily backed mapping.
+
+        Raises OSError when the mapping cannot be made (an overcommit limit).
+        """
         with self._lock:
             free = self._free
             for i in range(len(free) - 1, -1, -1):
@@ -87,7 +101,9 @@ class _BufferPool:
                     buf = free.pop(i)
                     self._bytes -= len(buf)
                     return buf
-        return bytearray(-(-size // 65536) * 65536)
+        # Not bytearray(size): that zero-fills, so every page is backed at once, and 20
+        # connections each announcing 100 MB would cost 2 GB before sending it.
+        return mmap.mmap(-1, -(-size // 65536) * 65536, flags=mmap.MAP_PRIVATE)
 
     def give(self, frame: memoryview) -> None:
         """Release ``frame`` and pool its buffer unless a view or request still holds it."""
@@ -95,7 +111,7 @@ class _BufferPool:
         frame.release()
         # Two references: ``buf`` here and getrefcount's argument. Any memoryview still
         # alive (a handler that kept the records, a traceback) holds one more.
-        if sys.getrefcount(buf) != 2 or not isinstance(buf, bytearray) or len(buf) > _POOL_BUFFER_MAX:
+        if sys.getrefcount(buf) != 2 or not isinstance(buf, _POOLED_TYPES) or len(buf) > _POOL_BUFFER_MAX:
             return
         with self._lock:
             if self._bytes + len(buf) <= _POOL_TOTAL_MAX:
@@ -103,6 +119,7 @@ class _BufferPool:
                 self._bytes += len(buf)
 
 
+_POOLED_TYPES = (bytearray, mmap.mmap)
 _POOL = _BufferPool()
 _BYTES_TYPES = (bytes, bytearray, memoryview)
 
@@ -115,10 +132,14 @@ def _resolve(fut: asyncio.Future[None]) -> None:
 class KafkaConnection(asyncio.BufferedProtocol):
     """asyncio BufferedProtocol for one Kafka client connection (see module docstring)."""
 
-    def __init__(self, broker: BrokerContext, listener: str, max_request_bytes: int) -> None:
+    def __init__(
+        self, broker: BrokerContext, listener: str, max_request_bytes: int, memory: RequestMemory | None = None
+    ) -> None:
         self.broker = broker
         self.listener = listener
         self.max_request_bytes = max_request_bytes
+        self._memory = memory if memory is not None else RequestMemory(-1)
+        self._charged = 0  # bytes of this connection's requests charged to the memory budget
         self.transport: asyncio.Transport | None = None
         self._scratch = bytearray(_SCRATCH_BYTES)
         self._scratch_view = memoryview(self._scratch)
@@ -130,6 +151,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
         self._frames: collections.deque[bytearray | memoryview] = collections.deque()
         self._worker: asyncio.Task[None] | None = None
         self._reading_paused = False
+        self._too_many_frames = False  # a reason to pause reading: the queue is full
+        self._waiting_for_memory = False  # the other reason: queued.max.request.bytes reached
         self._eof = False
         self._can_write = asyncio.Event()
         self._can_write.set()
@@ -162,6 +185,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
         self._frames.clear()
+        self._release_memory()
         self._can_write.set()
         if self._worker is not None and not self._worker.done():
             self._worker.cancel()
@@ -181,7 +205,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     def get_buffer(self, sizehint: int) -> memoryview:
         if self._direct_view is not None:
-            return self._direct_view[self._direct_filled :]
+            view = self._direct_view[self._direct_filled :]
+            room = self._memory.room()
+            # Under a memory limit, read no more than fits (or one scratch's worth).
+            return view if len(view) <= room else view[: max(room, _SCRATCH_BYTES)]
         if self._peek:
             # The next frame is likely big too: keep its bytes out of the scratch buffer,
             # so they are read straight into place instead of copied.
@@ -190,17 +217,25 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     def buffer_updated(self, nbytes: int) -> None:
         self.last_active = time.monotonic()
+        memory = self._memory
         if self._direct_view is not None:
             self._direct_filled += nbytes
+            self._charged += nbytes
+            memory.used += nbytes
             if self._direct_filled < len(self._direct_view):
+                if memory.full:
+                    self._check_memory()
                 return
             self._frames.append(self._direct_view)
             self._direct_view = None
+            memory.end_request(self)
         else:
             self._end += nbytes
             if not self._parse():
                 return
         self._frames_ready()
+        if memory.full:
+            self._check_memory()
 
     def _parse(self) -> bool:
         """Slice complete frames out of the scratch buffer; False when the connection is aborted."""
@@ -214,15 +249,24 @@ class KafkaConnection(asyncio.BufferedProtocol):
             have = end - pos - 4
             if have >= size:
                 self._frames.append(buf[pos + 4 : pos + 4 + size])
+                self._charged += size
+                self._memory.used += size
                 self._peek = size >= _DIRECT_MIN
                 pos += 4 + size
                 continue
             if size >= _DIRECT_MIN:
                 self._peek = True
                 # Read the rest of this frame straight into a buffer of its own.
-                view = memoryview(_POOL.take(size))[:size]
+                try:
+                    view = memoryview(_POOL.take(size))[:size]
+                except OSError as exc:
+                    self._abort(f"no memory for a frame of {size} bytes: {exc}")
+                    return False
                 view[:have] = self._scratch_view[pos + 4 : end]
                 self._direct_view, self._direct_filled = view, have
+                self._charged += have
+                self._memory.used += have
+                self._memory.begin_request(self)
                 pos = end
             break
         if pos == end:
@@ -241,14 +285,62 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return
         if self._worker is None or self._worker.done():
             self._worker = asyncio.get_running_loop().create_task(self._work())
-        if len(self._frames) >= _MAX_QUEUED_FRAMES and not self._reading_paused:
-            assert self.transport is not None
+        if len(self._frames) >= _MAX_QUEUED_FRAMES and not self._too_many_frames:
+            self._too_many_frames = True
+            self._update_reading()
+
+    # --- back-pressure ----------------------------------------------------------------
+    def _check_memory(self) -> None:
+        """The memory budget is full: stop reading unless this connection is exempt."""
+        if not self._waiting_for_memory and not self._closed and not self._memory.may_read(self):
+            self._waiting_for_memory = True
+            self._memory.wait(self)
+            self._update_reading()
+
+    def memory_available(self) -> None:
+        """Called by the memory budget when there is room again (see request_memory)."""
+        if self._waiting_for_memory:
+            self._waiting_for_memory = False
+            self._update_reading()
+
+    def _update_reading(self) -> None:
+        """Pause the transport while either reason holds; resume when none does."""
+        pause = self._too_many_frames or self._waiting_for_memory
+        if pause == self._reading_paused or self._closed or self.transport is None:
+            return
+        self._reading_paused = pause
+        if pause:
             self.transport.pause_reading()
-            self._reading_paused = True
+        else:
+            self.transport.resume_reading()
+
+    def _release(self, nbytes: int) -> None:
+        """Give a handled request's bytes back to the budget."""
+        nbytes = min(nbytes, self._charged)
+        if nbytes:
+            self._charged -= nbytes
+            self._memory.release(nbytes)
+
+    def _release_memory(self) -> None:
+        """The connection is gone: give back everything it held and leave the budget's queues."""
+        self._direct_view = None
+        self._waiting_for_memory = False
+        self._memory.forget(self)
+        charged, self._charged = self._charged, 0
+        if charged:
+            self._memory.release(charged)
 
     def idle_seconds(self, now: float) -> float:
-        """How long nothing was read or answered; 0 while a request is being worked on."""
-        if self._frames or (self._worker is not None and not self._worker.done()):
+        """How long nothing was read or answered; 0 while a request is being worked on.
+
+        Also 0 while this connection waits for request memory: it is not reading because
+        the broker told it not to, which is no reason to close it.
+        """
+        if (
+            self._frames
+            or self._waiting_for_memory
+            or (self._worker is not None and not self._worker.done())
+        ):
             return 0.0
         return now - self.last_active
 
@@ -263,11 +355,11 @@ class KafkaConnection(asyncio.BufferedProtocol):
         try:
             while frames and not self._closed:
                 frame = frames.popleft()
-                if self._reading_paused and len(frames) < _MAX_QUEUED_FRAMES // 2:
-                    assert self.transport is not None
-                    self.transport.resume_reading()
-                    self._reading_paused = False
+                if self._too_many_frames and len(frames) < _MAX_QUEUED_FRAMES // 2:
+                    self._too_many_frames = False
+                    self._update_reading()
                 await self._handle(frame)
+                self._release(len(frame))
                 if isinstance(frame, memoryview):
                     _POOL.give(frame)
             if self._eof and not self._closed and self.transport is not None:
@@ -443,5 +535,6 @@ class KafkaConnection(asyncio.BufferedProtocol):
             log.warning("closing connection from %s: %s", self._peer, reason)
         self._closed = True
         self._frames.clear()
+        self._release_memory()
         if self.transport is not None:
             self.transport.abort()

@@ -4,6 +4,12 @@ Startup order matters for crash safety: the logs are recovered (torn tails trunc
 indexes rebuilt) before any listener accepts a connection, so no client ever sees a
 half-written batch. Shutdown closes listeners first, then flushes and closes the logs
 and writes the clean-shutdown markers that let the next start skip full recovery.
+
+Resources clients can make the broker spend are bounded here: connections by
+``max.connections`` and ``max.connections.per.ip`` (:mod:`.listener`), the bytes of
+requests being read and queued by ``queued.max.request.bytes`` (:mod:`.request_memory`),
+file descriptors by the reserve of :mod:`seaway.broker.log.fds` (the process first raises
+its soft open-file limit to the hard one, as the JVM does for Kafka).
 """
 
 from __future__ import annotations
@@ -18,10 +24,13 @@ import threading
 import time
 from typing import Any
 
-from seaway.broker.config import BrokerConfig
+from seaway.broker.config import BrokerConfig, ConfigError
 from seaway.broker.connection import KafkaConnection
 from seaway.broker.context import BrokerContext, Endpoint, now_ms
+from seaway.broker.listener import Acceptor, ConnectionLimits, bind_listener, resolve_overrides
+from seaway.broker.log.fds import nofile_limit, raise_nofile_limit
 from seaway.broker.log.log_manager import LogManager
+from seaway.broker.request_memory import RequestMemory
 
 __all__ = ["BrokerServer", "run_broker"]
 
@@ -34,7 +43,8 @@ class BrokerServer:
     def __init__(self, config: BrokerConfig) -> None:
         self.config = config
         self.logs = LogManager(config.log_dirs, config.default_log_config(), node_id=config.node_id)
-        self._servers: list[asyncio.Server] = []
+        self.memory = RequestMemory(config.queued_max_request_bytes)
+        self._acceptor: Acceptor | None = None
         self._connections: set[KafkaConnection] = set()
         self._maintenance: asyncio.Task[None] | None = None
         self._idle_reaper: asyncio.Task[None] | None = None
@@ -59,17 +69,23 @@ class BrokerServer:
         self.context = BrokerContext(config=cfg, logs=self.logs, node_id=cfg.node_id, cluster_id=cluster_id)
         self._install_components(self.context)
         loop = asyncio.get_running_loop()
+        try:
+            overrides = await asyncio.to_thread(resolve_overrides, cfg.max_connections_per_ip_overrides_map)
+        except OSError as exc:
+            raise ConfigError(f"max.connections.per.ip.overrides: {exc}") from None
+        limits = ConnectionLimits(cfg.max_connections, cfg.max_connections_per_ip, overrides)
+        self._acceptor = Acceptor(limits, self._new_connection)
         advertised = {name: (host, port) for name, host, port in cfg.advertised_listeners}
+        bound: list[tuple[socket.socket, str]] = []
         for name, host, port in cfg.listeners:
-            server = await loop.create_server(
-                lambda name=name: self._new_connection(name),
-                host=host or None,
-                port=port,
-                reuse_address=True,
-                backlog=1024,
-            )
-            self._servers.append(server)
-            bound_port = server.sockets[0].getsockname()[1]
+            try:
+                sockets = bind_listener(host, port, backlog=1024)
+            except OSError:
+                for sock, _ in bound:
+                    sock.close()
+                raise
+            bound.extend((sock, name) for sock in sockets)
+            bound_port = sockets[0].getsockname()[1]
             adv_host, adv_port = advertised.get(name, (host, port))
             if not adv_host or adv_host in ("0.0.0.0", "::"):
                 adv_host = socket.getfqdn() if not host or host in ("0.0.0.0", "::") else host
@@ -78,6 +94,7 @@ class BrokerServer:
             self.context.endpoints.append(Endpoint(name, adv_host, adv_port))
             log.info("listening on %s://%s:%d (advertised %s:%d)", name, host or "*", bound_port,
                      adv_host, adv_port)
+        self._acceptor.start(bound)
         self._maintenance = loop.create_task(self._maintain())
         if cfg.connections_max_idle_ms >= 0:
             self._idle_reaper = loop.create_task(self._close_idle_connections(cfg.connections_max_idle_ms / 1000))
@@ -89,9 +106,10 @@ class BrokerServer:
 
         components.install(context)
 
-    def _new_connection(self, listener: str) -> KafkaConnection:
+    def _new_connection(self, listener: str, ip: str) -> KafkaConnection:
         assert self.context is not None
-        conn = _TrackedConnection(self, self.context, listener, self.config.socket_request_max_bytes)
+        conn = _TrackedConnection(self, ip, self.context, listener, self.config.socket_request_max_bytes,
+                                  self.memory)
         self._connections.add(conn)
         return conn
 
@@ -125,14 +143,12 @@ class BrokerServer:
             self.logs.run_maintenance(now_ms())
 
     async def stop(self) -> None:
-        for server in self._servers:
-            server.close()
+        if self._acceptor is not None:
+            self._acceptor.close()
         for conn in list(self._connections):
             if conn.transport is not None:
                 conn.transport.abort()
-        for server in self._servers:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(server.wait_closed(), 2)
+        await asyncio.sleep(0)  # let the aborted transports report connection_lost
         for task in (self._maintenance, self._idle_reaper):
             if task is not None:
                 task.cancel()
@@ -151,13 +167,21 @@ class BrokerServer:
 
 
 class _TrackedConnection(KafkaConnection):
-    def __init__(self, server: BrokerServer, *args: Any) -> None:
+    """A connection the server counts: its slot in the limits is freed exactly once."""
+
+    def __init__(self, server: BrokerServer, ip: str, *args: Any) -> None:
         super().__init__(*args)
         self._server = server
+        self._ip = ip
+        self._counted = True
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         self._server._connections.discard(self)
+        if self._counted:
+            self._counted = False
+            if self._server._acceptor is not None:
+                self._server._acceptor.connection_closed(self._ip)
 
 
 def _freeze_startup_objects() -> None:
@@ -182,6 +206,10 @@ def run_broker(config: BrokerConfig) -> None:
         runner = asyncio.run
 
     async def main() -> None:
+        before = nofile_limit()
+        after = raise_nofile_limit()
+        if after != before:
+            log.info("open-file limit (RLIMIT_NOFILE) raised from %d to %d", before, after)
         server = BrokerServer(config)
         await server.start()
         _freeze_startup_objects()

@@ -2,7 +2,9 @@
 
 A count that is not an increase is INVALID_PARTITIONS; manual assignments must name one
 list per new partition, each holding only this node. ``validate_only`` checks and
-changes nothing. New partitions start empty at offset 0.
+changes nothing. New partitions start empty at offset 0. Partitions whose files would eat
+into the file descriptors kept for connections and segment rolls are refused with
+POLICY_VIOLATION (:mod:`seaway.broker.log.fds`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from seaway.broker.context import BrokerContext, RequestContext
 from seaway.broker.handlers.configs_common import error_of
 from seaway.broker.handlers.create_topics import MAX_PARTITIONS_PER_REQUEST, check_replica_lists
 from seaway.broker.handlers.registry import handles
+from seaway.broker.log.fds import FdBudget
 from seaway.protocol.errors import (
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
@@ -34,7 +37,7 @@ __all__ = ["handle_create_partitions"]
 log = logging.getLogger("seaway.broker.admin")
 
 
-def _grow(broker: BrokerContext, topic: CreatePartitionsTopic, validate_only: bool) -> None:
+def _grow(broker: BrokerContext, topic: CreatePartitionsTopic, validate_only: bool, fds: FdBudget) -> None:
     meta = broker.logs.topics().get(topic.name)
     if meta is None:
         raise UnknownTopicOrPartitionError(f"Topic '{topic.name}' does not exist.")
@@ -59,6 +62,7 @@ def _grow(broker: BrokerContext, topic: CreatePartitionsTopic, validate_only: bo
                 "assignment(s) were specified."
             )
         check_replica_lists(broker, [list(a.broker_ids) for a in topic.assignments])
+    fds.take_partitions(added, f"Topic '{topic.name}'")
     if validate_only:
         return
     try:
@@ -80,6 +84,7 @@ def _grow_all(broker: BrokerContext, request: CreatePartitionsRequest) -> Create
     counts = Counter(t.name for t in request.topics)
     results: list[CreatePartitionsTopicResult] = []
     reported: set[str] = set()
+    fds = FdBudget()
     for topic in request.topics:
         if topic.name in reported:
             continue
@@ -87,7 +92,7 @@ def _grow_all(broker: BrokerContext, request: CreatePartitionsRequest) -> Create
             if counts[topic.name] > 1:
                 reported.add(topic.name)
                 raise InvalidRequestError("Duplicate topic name.")
-            _grow(broker, topic, request.validate_only)
+            _grow(broker, topic, request.validate_only, fds)
             results.append(CreatePartitionsTopicResult(name=topic.name, error_code=0, error_message=None))
         except KafkaProtocolError as exc:
             code, message = error_of(exc)

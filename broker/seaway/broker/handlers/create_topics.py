@@ -7,6 +7,12 @@ and only this node as replica), then the configs (INVALID_CONFIG naming the key)
 ``validate_only`` runs every check and answers as if the topic were created, creating
 nothing. From v5 the answer also carries the partition count, the replication factor
 and every config of the topic, so a client need not DescribeConfigs afterwards.
+
+Two limits keep one client from exhausting the broker's file descriptors, each answered
+with POLICY_VIOLATION as Kafka's controller answers its partition cap: a request asking for
+more than 10,000 partitions in total fails as a whole (Kafka 4's "Excessively large number
+of partitions per request."), and a topic whose partitions' files would eat into the fds
+kept for connections and segment rolls is refused (:mod:`seaway.broker.log.fds`).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from uuid import UUID
 from seaway.broker.context import BrokerContext, RequestContext
 from seaway.broker.handlers.configs_common import error_of, topic_config_entries, validate_topic_overrides
 from seaway.broker.handlers.registry import handles
+from seaway.broker.log.fds import FdBudget
 from seaway.broker.log.log_manager import validate_topic_name
 from seaway.protocol.errors import (
     InvalidPartitionsError,
@@ -27,6 +34,7 @@ from seaway.protocol.errors import (
     InvalidTopicException,
     KafkaProtocolError,
     KafkaStorageError,
+    PolicyViolationError,
     TopicAlreadyExistsError,
 )
 from seaway.protocol.messages.create_topics_request import CreatableTopic, CreateTopicsRequest
@@ -106,7 +114,22 @@ def _layout(broker: BrokerContext, topic: CreatableTopic) -> tuple[int, int]:
     return partitions, factor
 
 
-def _create(broker: BrokerContext, topic: CreatableTopic, validate_only: bool) -> CreatableTopicResult:
+def _requested_partitions(broker: BrokerContext, topics: list[CreatableTopic]) -> int:
+    """Kafka's ``validateTotalNumberOfPartitions``: an upper bound of what the request creates."""
+    total = 0
+    for topic in topics:
+        if topic.assignments:
+            total += len(topic.assignments)
+        elif topic.num_partitions == -1:
+            total += broker.config.num_partitions
+        elif topic.num_partitions > 0:
+            total += topic.num_partitions
+    return total
+
+
+def _create(
+    broker: BrokerContext, topic: CreatableTopic, validate_only: bool, fds: FdBudget
+) -> CreatableTopicResult:
     name = topic.name
     validate_topic_name(name)
     existing = broker.logs.topics()
@@ -117,11 +140,6 @@ def _create(broker: BrokerContext, topic: CreatableTopic, validate_only: bool) -
         if other.replace(".", "_") == folded:
             raise InvalidTopicException(f"Topic '{name}' collides with existing topic: {other}")
     partitions, factor = _layout(broker, topic)
-    if partitions > MAX_PARTITIONS_PER_REQUEST:
-        raise InvalidPartitionsError(
-            f"Unable to create {partitions} partitions: at most {MAX_PARTITIONS_PER_REQUEST} "
-            "partitions may be created in one request."
-        )
     names = [c.name for c in topic.configs]
     dupes = sorted(k for k, n in Counter(names).items() if n > 1)
     if dupes:
@@ -129,6 +147,7 @@ def _create(broker: BrokerContext, topic: CreatableTopic, validate_only: bool) -
     requested = {c.name: c.value for c in topic.configs}
     validate_topic_overrides(broker, requested)
     overrides = {k: v for k, v in requested.items() if v is not None}
+    fds.take_partitions(partitions, f"Topic '{name}'")
     topic_id: UUID = ZERO_UUID
     if not validate_only:
         try:
@@ -155,6 +174,12 @@ def _create_all(broker: BrokerContext, request: CreateTopicsRequest) -> CreateTo
     counts = Counter(t.name for t in request.topics)
     results: list[CreatableTopicResult] = []
     reported: set[str] = set()
+    if _requested_partitions(broker, request.topics) > MAX_PARTITIONS_PER_REQUEST:
+        too_many = PolicyViolationError("Excessively large number of partitions per request.")
+        for name in counts:
+            results.append(_failed(name, too_many))
+        return CreateTopicsResponse(topics=results)
+    fds = FdBudget()
     for topic in request.topics:
         if counts[topic.name] > 1:
             if topic.name not in reported:
@@ -162,7 +187,7 @@ def _create_all(broker: BrokerContext, request: CreateTopicsRequest) -> CreateTo
                 results.append(_failed(topic.name, InvalidRequestError("Duplicate topic name.")))
             continue
         try:
-            results.append(_create(broker, topic, request.validate_only))
+            results.append(_create(broker, topic, request.validate_only, fds))
         except KafkaProtocolError as exc:
             results.append(_failed(topic.name, exc))
     return CreateTopicsResponse(topics=results)

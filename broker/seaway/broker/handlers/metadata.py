@@ -13,6 +13,7 @@ import logging
 
 from seaway.broker.context import BrokerContext, RequestContext
 from seaway.broker.handlers.registry import handles
+from seaway.broker.log.fds import FdBudget
 from seaway.protocol.errors import (
     InvalidTopicException,
     KafkaProtocolError,
@@ -58,13 +59,21 @@ def describe_topic(broker: BrokerContext, name: str) -> MetadataResponseTopic | 
     )
 
 
+def _create_if_room(broker: BrokerContext, name: str) -> None:
+    """Create ``name`` with ``num.partitions`` unless its files would eat into the fd reserve."""
+    FdBudget().take_partitions(broker.config.num_partitions, f"Auto-creating topic '{name}'")
+    broker.logs.create_topic(name, broker.config.num_partitions)
+
+
 async def _auto_create(broker: BrokerContext, name: str) -> int:
     """Create ``name`` with the broker defaults; returns an error code (0 on success).
 
-    Creation fsyncs topic metadata, so it runs on a worker thread.
+    Creation fsyncs topic metadata, so it runs on a worker thread. Past the broker's file
+    descriptor budget the topic is answered with POLICY_VIOLATION, as Kafka answers a
+    creation its policy refuses.
     """
     try:
-        await asyncio.to_thread(broker.logs.create_topic, name, broker.config.num_partitions)
+        await asyncio.to_thread(_create_if_room, broker, name)
         log.info("auto-created topic %s with %d partitions", name, broker.config.num_partitions)
     except TopicAlreadyExistsError:
         pass
