@@ -3,12 +3,19 @@
 Subcommands are resolved lazily so ``seaway topics list`` does not import the broker,
 and the broker is started as its own module (``seaway.broker``): nothing but this
 composition root refers to it.
+
+Failures every subcommand shares end here as one line, never a traceback: a server that
+cannot listen (its port taken), and a reader that went away (``seaway consume ... | head -1``:
+the rest of the output is dropped quietly, as Unix tools do).
 """
 
 from __future__ import annotations
 
 import importlib
+import json
+import os
 import sys
+from importlib.metadata import PackageNotFoundError, version
 
 __all__ = ["main"]
 
@@ -29,24 +36,51 @@ def _usage() -> str:
     width = max(len(n) for n in SUBCOMMANDS)
     lines = ["usage: seaway <command> [options]", "", "commands:"]
     lines += [f"  {name.ljust(width)}  {help_}" for name, (_, help_) in SUBCOMMANDS.items()]
-    lines += ["", "Run 'seaway <command> --help' for a command's options."]
+    lines += ["", "Run 'seaway <command> --help' for a command's options, 'seaway --version' for the version."]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:  # a process entry (console script, python -m): never import from the working directory
+        from seaway.connect.runtime.safe_path import drop_working_directory
+
+        drop_working_directory()
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0
+    if args[0] in ("-V", "--version", "version"):
+        print(f"seaway {_version()}")
+        return 0
     name, rest = args[0], args[1:]
     entry = SUBCOMMANDS.get(name)
     if entry is None:
-        print(f"seaway: unknown command {name!r}\n\n{_usage()}", file=sys.stderr)
+        print(f"seaway: unknown command {json.dumps(name)}\n\n{_usage()}", file=sys.stderr)
         return 2
-    module = importlib.import_module(entry[0])
-    if entry[0] == "seaway.cli.console":
-        return int(module.main([name, *rest]))
-    return int(module.main(rest))
+    try:
+        module = importlib.import_module(entry[0])
+        if entry[0] == "seaway.cli.console":
+            return int(module.main([name, *rest]))
+        return int(module.main(rest))
+    except BrokenPipeError:
+        # stdout's reader is gone: point stdout at /dev/null so the interpreter's final flush
+        # does not raise again, and exit as a process killed by SIGPIPE would report (128 + 13)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    except OSError as exc:
+        from seaway.cli.ports import bind_error
+
+        if not bind_error(exc):
+            raise
+        print(f"seaway {name}: cannot listen: {exc}", file=sys.stderr)
+        return 1
+
+
+def _version() -> str:
+    try:
+        return version("seaway")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "unknown (not installed)"
 
 
 if __name__ == "__main__":

@@ -4,7 +4,11 @@
 temporary data directory; :class:`EmbeddedConnect` runs a :class:`StandaloneHerder` (the
 same runtime as ``seaway connect standalone``) against it, with helpers to produce, consume
 and wait for statuses. Connector classes need no entry point: pass them in ``plugins=[...]``
-(or name them ``module:Class`` in ``connector.class``).
+and name them by class name, alias or ``module:Class`` in ``connector.class`` (a worker imports
+nothing a config names unless it is an installed plugin or listed in ``plugin.allowlist``,
+which ``worker_props`` may set).
+
+Install it with ``pip install 'seaway[testing]'`` (pytest, pytest-asyncio, pytest-timeout).
 
 Example (``pytest`` with ``pytest-asyncio`` in auto mode)::
 
@@ -71,7 +75,7 @@ class EmbeddedBroker:
         for key, value in self.overrides.items():
             args += ["--override", f"{key}={value}"]
         self._proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                      env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                      env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONSAFEPATH": "1"})
         ready = threading.Event()
         proc = self._proc
 

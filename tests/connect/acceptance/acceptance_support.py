@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -25,7 +26,13 @@ from tests.cli.connect_worker import free_port
 __all__ = ["StandaloneWorker", "create_topic", "eventually", "high_watermark", "read_topic", "write_properties"]
 
 ROOT = Path(__file__).resolve().parents[3]
+TEST_CONNECTORS = "tests.connect.runtime.rt_support"
 T = TypeVar("T")
+
+
+def _python_path() -> list[str]:
+    """The caller's own ``PYTHONPATH`` entries, kept after ``ROOT``."""
+    return [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 
 
 def write_properties(path: Path, props: Mapping[str, str]) -> Path:
@@ -92,9 +99,12 @@ class StandaloneWorker:
     """
 
     def __init__(self, bootstrap: str, data_dir: Path, connector_files: Sequence[Path] = (),
-                 worker_props: Mapping[str, str] | None = None, log_level: str = "INFO") -> None:
+                 worker_props: Mapping[str, str] | None = None, log_level: str = "INFO", *,
+                 cwd: Path | None = None, python_m: bool = False) -> None:
         data_dir.mkdir(parents=True, exist_ok=True)
         self.data_dir = data_dir
+        self.cwd = cwd or data_dir
+        self.python_m = python_m
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = data_dir / "worker.log"
@@ -107,18 +117,23 @@ class StandaloneWorker:
             "key.converter": "org.apache.kafka.connect.storage.StringConverter",
             "value.converter": "org.apache.kafka.connect.storage.StringConverter",
             "offset.flush.interval.ms": "500",
+            # the test connectors are not installed plugins: the operator's allowlist admits them
+            "plugin.allowlist": f"{TEST_CONNECTORS}.*",
             **(worker_props or {})})
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0, *, wait: bool = True) -> StandaloneWorker:
         """Start and (unless not ``wait``) wait until ``GET /health`` answers 200 (connector files are
         created by then)."""
-        args = [SEAWAY, "connect", "standalone", str(self.worker_file), *map(str, self.connector_files),
+        entry = [sys.executable, "-m", "seaway.cli.main"] if self.python_m else [SEAWAY]
+        args = [*entry, "connect", "standalone", str(self.worker_file), *map(str, self.connector_files),
                 "--log-level", self.log_level]
         with self.log_path.open("ab") as log:
             # PYTHONPATH: connector classes given as tests.<module>:Class must import in the worker too
-            self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
-                                         env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"})
+            # (the working directory never is on a worker's sys.path, so it cannot be ROOT's stand-in)
+            self.proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=self.cwd,
+                                         env={**os.environ, "PYTHONUNBUFFERED": "1",
+                                              "PYTHONPATH": os.pathsep.join([str(ROOT), *_python_path()])})
         if not wait:
             return self
         deadline = time.monotonic() + timeout

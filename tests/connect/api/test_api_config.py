@@ -23,6 +23,8 @@ from seaway.connect.api import (
     ValidString,
     Width,
 )
+from seaway.connect.api.config import allow_class_names
+from seaway.connect.converters import JsonConverter
 
 
 @pytest.mark.parametrize(("config_type", "raw", "parsed"), [
@@ -38,8 +40,9 @@ from seaway.connect.api import (
     (ConfigType.LIST, "a, b ,c", ["a", "b", "c"]),
     (ConfigType.LIST, "", []),
     (ConfigType.LIST, ["x"], ["x"]),
-    (ConfigType.CLASS, "collections.OrderedDict", __import__("collections").OrderedDict),
-    (ConfigType.CLASS, "collections:Counter", __import__("collections").Counter),
+    (ConfigType.CLASS, "JsonConverter", JsonConverter),  # an installed plugin, by entry-point name
+    (ConfigType.CLASS, "seaway.connect.converters:JsonConverter", JsonConverter),  # ... or by its target
+    (ConfigType.CLASS, "seaway.connect.converters.JsonConverter", JsonConverter),
     (ConfigType.PASSWORD, "s3cret", Password("s3cret")),
 ])
 def test_parse_every_type(config_type: ConfigType, raw: Any, parsed: Any) -> None:
@@ -55,6 +58,8 @@ def test_parse_every_type(config_type: ConfigType, raw: Any, parsed: Any) -> Non
     (ConfigType.INT, True),
     (ConfigType.DOUBLE, "abc"),
     (ConfigType.CLASS, "no.such.module.Thing"),
+    (ConfigType.CLASS, "collections.OrderedDict"),  # importable, but not a plugin nor allowlisted
+    (ConfigType.CLASS, "..x"),
     (ConfigType.STRING, 5),
 ])
 def test_parse_errors_name_the_key(config_type: ConfigType, raw: Any) -> None:
@@ -186,3 +191,29 @@ def test_embed_prefixes_child_keys() -> None:
     parent = ConfigDef().embed("transforms.a.", "Transforms: a", 0, child)
     assert parent.config_keys()["transforms.a.field"].group == "Transforms: a"
     assert parent.parse({"transforms.a.field": "x"}) == {"transforms.a.field": "x"}
+
+
+class Allowed:
+    """Named by the allowlist test below."""
+
+
+def test_class_values_import_only_installed_plugins_or_allowlisted_names() -> None:
+    import sys
+
+    definition = ConfigDef().define("k", ConfigType.CLASS)
+    for name in ("this.X", "this:X"):  # a module whose import has a side effect (it prints)
+        with pytest.raises(ConfigError, match=r"plugin\.allowlist"):
+            definition.parse({"k": name})
+    assert "this" not in sys.modules
+    with pytest.raises(ConfigError, match=r"plugin\.allowlist"):
+        definition.parse({"k": f"{__name__}.Allowed"})
+    allow_class_names([f"{__name__}.Allowed"])
+    assert definition.parse({"k": f"{__name__}.Allowed"})["k"] is Allowed
+    assert definition.parse({"k": f"{__name__}:Allowed"})["k"] is Allowed
+
+
+def test_a_class_default_in_code_is_trusted() -> None:
+    import collections
+
+    definition = ConfigDef().define("k", ConfigType.CLASS, "collections.OrderedDict")
+    assert definition.parse({})["k"] is collections.OrderedDict

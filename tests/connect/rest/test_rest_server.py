@@ -49,7 +49,11 @@ async def test_unknown_routes_and_media_types(client: httpx.AsyncClient) -> None
     assert form.status_code == 415 and form.json()["error_code"] == 415
     no_type = await client.put("/connectors/a/config", content=b'{"connector.class": "%s", "topic": "t"}'
                                % SOURCE.encode())
-    assert no_type.status_code == 201
+    assert no_type.status_code == 415 and no_type.json()["error_code"] == 415  # a CORS "simple request"
+    assert (await client.get("/connectors/a")).status_code == 404
+    with_charset = await client.put("/connectors/a/config", content=b'{"connector.class": "%s", "topic": "t"}'
+                                    % SOURCE.encode(), headers={"content-type": "application/json; charset=utf-8"})
+    assert with_charset.status_code == 201
 
 
 async def test_unexpected_errors_are_500_with_the_message() -> None:

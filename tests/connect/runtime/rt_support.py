@@ -203,6 +203,10 @@ class CollectingSinkConnector(SinkConnector):
         return ConfigDef()
 
 
+PLUGINS = (CounterConnector, BatchCounterConnector, FailingStartConnector, CollectingSinkConnector)
+"""Registered with each test worker: not installed plugins, so ``{MODULE}:Class`` finds them only so."""
+
+
 def reset_collectors() -> None:
     CounterTask.started.clear()
     CounterTask.committed.clear()
@@ -226,5 +230,5 @@ def rt_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedBrok
 @pytest.fixture
 async def connect(rt_broker: EmbeddedBroker, tmp_path: Path) -> AsyncIterator[EmbeddedConnect]:
     reset_collectors()
-    async with EmbeddedConnect(rt_broker.bootstrap, tmp_path) as harness:
+    async with EmbeddedConnect(rt_broker.bootstrap, tmp_path, plugins=PLUGINS) as harness:
         yield harness

@@ -27,14 +27,15 @@ def test_standalone_runs_connectors_from_files_and_stops_cleanly(
                       "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
                       "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
                       f"offset.storage.file.filename={tmp_path / 'offsets'}\n"
-                      "offset.flush.interval.ms=500\nlisteners=http://127.0.0.1:0\n")
+                      "offset.flush.interval.ms=500\nlisteners=http://127.0.0.1:0\n"
+                      f"plugin.allowlist={MODULE}.*\n")
     props = tmp_path / "counter.properties"
     props.write_text(f"name=counter\nconnector.class={MODULE}:CounterConnector\ntopic={topic_name}\ncount=3\n")
     as_json = tmp_path / "second.json"
     as_json.write_text(json.dumps({"name": "second", "config": {
         "connector.class": f"{MODULE}:CounterConnector", "topic": topic_name + "-2", "count": "2"}}))
     proc = subprocess.Popen([sys.executable, "-m", "seaway.cli.main", "connect", "standalone", str(worker),
-                             str(props), str(as_json)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                             str(props), str(as_json)], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         assert [m.value() for m in consume_records(rt_broker.bootstrap, topic_name, 3)] == [b"v0", b"v1", b"v2"]

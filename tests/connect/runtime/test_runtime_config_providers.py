@@ -16,7 +16,7 @@ from seaway.connect.runtime.config_providers import (
 from seaway.connect.runtime.herder import State
 from seaway.connect.testing import EmbeddedBroker, EmbeddedConnect
 
-from tests.connect.runtime.rt_support import MODULE, CounterTask, reset_collectors, rt_broker
+from tests.connect.runtime.rt_support import MODULE, PLUGINS, CounterTask, reset_collectors, rt_broker
 
 __all__ = ["rt_broker"]
 
@@ -55,7 +55,7 @@ async def test_secrets_never_reach_configs_statuses_or_logs(
     secrets.write_text(f"db.password={SECRET}\n")
     monkeypatch.setenv("RT_TOPIC", topic_name)
     placeholder = f"${{file:{secrets}:db.password}}"
-    async with EmbeddedConnect(rt_broker.bootstrap, tmp_path, worker_props={
+    async with EmbeddedConnect(rt_broker.bootstrap, tmp_path, plugins=PLUGINS, worker_props={
             "config.providers": "file,env",
             "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
             "config.providers.env.class": "EnvVarConfigProvider"}) as connect:

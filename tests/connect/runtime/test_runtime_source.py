@@ -11,6 +11,7 @@ from seaway.connect.testing import EmbeddedBroker, EmbeddedConnect
 
 from tests.connect.runtime.rt_support import (
     MODULE,
+    PLUGINS,
     BatchCounterTask,
     CounterTask,
     connect,
@@ -66,10 +67,10 @@ async def test_restart_resumes_from_the_offsets_file_without_duplicates(
         rt_broker: EmbeddedBroker, tmp_path: Path, topic_name: str) -> None:
     reset_collectors()
     config = {"connector.class": f"{MODULE}:CounterConnector", "topic": topic_name, "count": "10"}
-    async with EmbeddedConnect(rt_broker.bootstrap, tmp_path) as first:
+    async with EmbeddedConnect(rt_broker.bootstrap, tmp_path, plugins=PLUGINS) as first:
         await first.create_connector("resume", config)
         first.consume(topic_name, 10)
-    async with EmbeddedConnect(rt_broker.bootstrap, tmp_path) as second:
+    async with EmbeddedConnect(rt_broker.bootstrap, tmp_path, plugins=PLUGINS) as second:
         await second.create_connector("resume", {**config, "count": "25"})
         messages = second.consume(topic_name, 25)
         assert [m.value() for m in messages] == [f"v{n}".encode() for n in range(25)]
@@ -83,7 +84,7 @@ async def test_offsets_are_committed_only_for_acknowledged_records(tmp_path: Pat
     reset_collectors()
     CounterTask.limit = 5
     with EmbeddedBroker(tmp_path / "broker") as broker:
-        connect = EmbeddedConnect(broker.bootstrap, tmp_path, worker_props={
+        connect = EmbeddedConnect(broker.bootstrap, tmp_path, plugins=PLUGINS, worker_props={
             "offset.flush.interval.ms": "200", "offset.flush.timeout.ms": "500"})
         async with connect:
             await connect.create_connector("acks", {"connector.class": f"{MODULE}:CounterConnector",

@@ -103,7 +103,7 @@ async def test_offsets_are_committed_only_once_everything_in_flight_is_acknowled
     PlainTask.limit = 5
     try:
         with EmbeddedBroker(tmp_path / "broker") as broker:
-            connect = EmbeddedConnect(broker.bootstrap, tmp_path, worker_props={
+            connect = EmbeddedConnect(broker.bootstrap, tmp_path, plugins=[PlainConnector], worker_props={
                 "offset.flush.interval.ms": "200", "offset.flush.timeout.ms": "500"})
             async with connect:
                 await connect.create_connector("plain", {"connector.class": CLASS, "topic": topic_name,
@@ -135,7 +135,7 @@ def _small_topic(bootstrap: str, topic: str) -> None:
 async def test_a_record_the_broker_rejects_fails_the_task(rt_broker: EmbeddedBroker, tmp_path: Path,
                                                             topic_name: str) -> None:
     _small_topic(rt_broker.bootstrap, topic_name)
-    async with EmbeddedConnect(rt_broker.bootstrap, tmp_path) as connect:
+    async with EmbeddedConnect(rt_broker.bootstrap, tmp_path, plugins=[PlainConnector]) as connect:
         await connect.create_connector("big", {"connector.class": CLASS, "topic": topic_name, "count": "1",
                                                "size": "5000"})
         status = await connect.wait_for_status("big", State.RUNNING, tasks=1, task_state=State.FAILED)
@@ -148,7 +148,7 @@ async def test_a_record_the_broker_rejects_fails_the_task(rt_broker: EmbeddedBro
 async def test_with_tolerance_all_a_rejected_record_counts_as_done(rt_broker: EmbeddedBroker, tmp_path: Path,
                                                                    topic_name: str) -> None:
     _small_topic(rt_broker.bootstrap, topic_name)
-    async with EmbeddedConnect(rt_broker.bootstrap, tmp_path,
+    async with EmbeddedConnect(rt_broker.bootstrap, tmp_path, plugins=[PlainConnector],
                                worker_props={"offset.flush.interval.ms": "200"}) as connect:
         await connect.create_connector("big", {"connector.class": CLASS, "topic": topic_name, "count": "1",
                                                "size": "5000", "errors.tolerance": "all"})

@@ -4,8 +4,10 @@ Existing connector configs name transforms by Java class (``transforms.x.type=
 org.apache.kafka.connect.transforms.InsertField$Value``); the runtime resolves such a name with
 :func:`resolve_transformation` / :func:`resolve_predicate`. The short forms (``InsertField$Value``,
 ``RecordIsTombstone``) are accepted too; they are also the entry-point names in the
-``seaway.transforms`` / ``seaway.predicates`` groups. A ``module:Class`` or ``module.Class``
-path is imported as is, so user-written plugins work without an entry point as well.
+``seaway.transforms`` / ``seaway.predicates`` groups. A Python path (``module:Class`` or
+``module.Class``) resolves only when it is one of these built-in classes: a name from a config
+is never imported as it is (that would run any module a caller names); third-party SMTs are
+found through their entry points by the worker's plugin registry.
 """
 
 from __future__ import annotations
@@ -82,24 +84,31 @@ def _lookup(name: str, table: dict[str, str], kafka_package: str) -> type | None
     return None
 
 
-def resolve(name: str) -> type:
-    """The class for a Kafka class name, a short alias, or a Python ``module:Class``/``module.Class`` path.
+def _builtin_path(name: str) -> type | None:
+    """A built-in SMT or predicate named by its Python path (``seaway.transforms.cast:CastValue``)."""
+    module, sep, attr = name.strip().partition(":")
+    if not sep:
+        module, _, attr = name.strip().rpartition(".")
+    prefix = "seaway.transforms."
+    if not module.startswith(prefix):
+        return None
+    target = f"{module[len(prefix):]}:{attr}"
+    if target in TRANSFORMATIONS.values() or target in PREDICATES.values():
+        return _load(prefix + target)
+    return None
 
-    :class:`ImportError` when nothing matches.
+
+def resolve(name: str) -> type:
+    """The class for a Kafka class name, a short alias, or the Python path of a built-in SMT/predicate.
+
+    :class:`ImportError` when nothing matches; nothing outside the tables above is imported.
     """
     found = (_lookup(name, TRANSFORMATIONS, KAFKA_PACKAGE)
-             or _lookup(name, PREDICATES, KAFKA_PREDICATES_PACKAGE))
+             or _lookup(name, PREDICATES, KAFKA_PREDICATES_PACKAGE)
+             or _builtin_path(name))
     if found is not None:
         return found
-    if ":" in name:
-        return _load(name)
-    module, _, attr = name.rpartition(".")
-    if not module or "$" in name:
-        raise ImportError(f"Class {name} cannot be found")
-    try:
-        return _load(f"{module}:{attr}")
-    except (ImportError, AttributeError) as e:
-        raise ImportError(f"Class {name} cannot be found") from e
+    raise ImportError(f"Class {name} cannot be found")
 
 
 def resolve_transformation(name: str) -> type[Transformation]:  # type: ignore[type-arg]

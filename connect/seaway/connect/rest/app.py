@@ -18,8 +18,11 @@ from fastapi import FastAPI
 from seaway.connect.rest import connectors, loggers, plugins, root
 from seaway.connect.rest.errors import install_error_handlers
 from seaway.connect.rest.forwarding import HerderRoute
+from seaway.connect.rest.limits import RequestLimits
+from seaway.connect.rest.openapi import install_openapi
 from seaway.connect.rest.root import seaway_version
 from seaway.connect.runtime.herder import Herder
+from seaway.swagger_ui import install_swagger_ui
 
 __all__ = ["DEFAULT_REQUEST_TIMEOUT", "create_app"]
 
@@ -34,20 +37,22 @@ def create_app(
     request_timeout: float = DEFAULT_REQUEST_TIMEOUT,
     forward_transport: httpx.AsyncBaseTransport | None = None,
     commit: str = "unknown",
+    max_request_bytes: int | None = None,
 ) -> FastAPI:
     """The REST API over ``herder``.
 
     ``admin_listeners_enabled=False`` leaves out ``/admin/loggers`` (Kafka's
     ``admin.listeners=`` empty). ``forward_transport`` replaces the network when forwarding
     to another worker (tests route it to an in-process app). ``commit`` is what ``GET /``
-    reports as the build's commit.
+    reports as the build's commit. ``max_request_bytes`` bounds request bodies (413 past it;
+    default: the herder's ``rest.request.max.bytes``, see :mod:`seaway.connect.rest.limits`).
     """
     app = FastAPI(
         title="Seaway Connect",
         version=seaway_version(),
         description="Kafka Connect's REST API, served by a Seaway Connect worker.",
         openapi_url="/openapi.json",
-        docs_url="/docs",
+        docs_url=None,  # /docs below, with Swagger UI's assets served locally (offline)
         redoc_url=None,
         strict_content_type=False,  # curl -d sends a form content type; Kafka users expect JSON anyway
     )
@@ -57,6 +62,9 @@ def create_app(
     app.state.forward_transport = forward_transport
     app.state.commit = commit
     install_error_handlers(app)
+    install_openapi(app)
+    install_swagger_ui(app, title="Seaway Connect")
+    app.add_middleware(RequestLimits, max_body_bytes=max_request_bytes or herder.rest_request_max_bytes())
     app.include_router(root.router)
     app.include_router(connectors.router)
     app.include_router(plugins.router)

@@ -42,10 +42,17 @@ ConfigPatch = dict[str, ConfigStr | None]
 """A merge patch: ``null`` deletes the key."""
 
 
+EXAMPLE_CREATE: dict[str, Any] = {
+    "name": "lines-in",
+    "config": {"connector.class": "FileStreamSource", "file": "/tmp/in.txt", "topic": "lines"},
+}
+"""The OpenAPI example of a create request (docs/connect.md's first connector)."""
+
+
 class CreateConnectorRequest(BaseModel):
     """``POST /connectors``: ``{"name", "config", "initial_state"?}``."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", json_schema_extra={"examples": [EXAMPLE_CREATE]})
 
     name: str | None = None
     config: ConfigMap | None = None

@@ -97,7 +97,8 @@ async def get_connector_config(request: Request, connector: str) -> dict[str, st
     return await herder_of(request).connector_config(connector)
 
 
-@router.put("/{connector}/config", summary="Create (201) or update (200) a connector's config")
+@router.put("/{connector}/config", summary="Create (201) or update (200) a connector's config",
+            responses={201: {"description": "Created (with a Location header)"}})
 async def put_connector_config(request: Request, connector: str, body: ConfigMap) -> JSONResponse:
     config = _check_and_put_name(connector, require_no_nulls(body))
     return _created(await herder_of(request).put_connector_config(connector, config, allow_replace=True))
@@ -132,7 +133,7 @@ async def get_task_status(request: Request, connector: str, task: int) -> dict[s
     return (await herder_of(request).task_status(connector, task)).to_json()
 
 
-@router.post("/{connector}/tasks/{task}/restart", status_code=204, summary="Restart one task")
+@router.post("/{connector}/tasks/{task}/restart", status_code=204, response_class=Response, summary="Restart one task")
 async def restart_task(request: Request, connector: str, task: int) -> Response:
     await herder_of(request).restart_task(connector, task)
     return Response(status_code=204)
@@ -143,31 +144,35 @@ async def get_active_topics(request: Request, connector: str) -> dict[str, Any]:
     return {connector: {"topics": await herder_of(request).connector_active_topics(connector)}}
 
 
-@router.put("/{connector}/topics/reset", status_code=202, summary="Forget the topics the connector has used")
+@router.put("/{connector}/topics/reset", status_code=202, response_class=Response,
+            summary="Forget the topics the connector has used")
 async def reset_active_topics(request: Request, connector: str) -> Response:
     await herder_of(request).reset_connector_active_topics(connector)
     return Response(status_code=202)
 
 
-@router.put("/{connector}/pause", status_code=202, summary="Pause the connector and its tasks")
+@router.put("/{connector}/pause", status_code=202, response_class=Response, summary="Pause the connector and its tasks")
 async def pause_connector(request: Request, connector: str) -> Response:
     await herder_of(request).pause_connector(connector)
     return Response(status_code=202)
 
 
-@router.put("/{connector}/resume", status_code=202, summary="Resume a paused or stopped connector")
+@router.put("/{connector}/resume", status_code=202, response_class=Response,
+            summary="Resume a paused or stopped connector")
 async def resume_connector(request: Request, connector: str) -> Response:
     await herder_of(request).resume_connector(connector)
     return Response(status_code=202)
 
 
-@router.put("/{connector}/stop", status_code=204, summary="Stop the connector and shut its tasks down")
+@router.put("/{connector}/stop", status_code=204, response_class=Response,
+            summary="Stop the connector and shut its tasks down")
 async def stop_connector(request: Request, connector: str) -> Response:
     await herder_of(request).stop_connector(connector)
     return Response(status_code=204)
 
 
-@router.post("/{connector}/restart", summary="Restart the connector (and, optionally, its tasks)")
+@router.post("/{connector}/restart", status_code=202, summary="Restart the connector (and, optionally, its tasks)",
+             responses={204: {"description": "Restarted (the connector only: no includeTasks / onlyFailed)"}})
 async def restart_connector(request: Request, connector: str,
                             includeTasks: bool = False, onlyFailed: bool = False) -> Response:
     planned = await herder_of(request).restart_connector(connector, include_tasks=includeTasks,
@@ -177,7 +182,7 @@ async def restart_connector(request: Request, connector: str,
     return JSONResponse(planned.to_json(), status_code=202)
 
 
-@router.delete("/{connector}", status_code=204, summary="Delete the connector")
+@router.delete("/{connector}", status_code=204, response_class=Response, summary="Delete the connector")
 async def delete_connector(request: Request, connector: str) -> Response:
     await herder_of(request).delete_connector(connector)
     return Response(status_code=204)

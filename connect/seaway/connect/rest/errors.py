@@ -12,7 +12,7 @@ distinct one)::
     AlreadyExistsError             -> 409
     ConfigError                    -> 400   (an invalid value the user supplied)
     malformed JSON, wrong shapes   -> 400   (FastAPI's 422 validation errors, reshaped)
-    unknown path / method          -> 404 / 405
+    unknown path / method          -> 404 / 405 (``Allow`` lists every method of the path)
     anything else                  -> 500 with the exception's message
 
 Malformed input must never surface as a 500: a client bug is a 400.
@@ -31,7 +31,7 @@ from seaway.connect.api.errors import AlreadyExistsError, ConfigError, NotFoundE
 from seaway.connect.runtime.herder import HerderError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-__all__ = ["MAPPED_ERRORS", "error_response", "install_error_handlers", "validation_message"]
+__all__ = ["MAPPED_ERRORS", "allowed_methods", "error_response", "install_error_handlers", "validation_message"]
 
 log = logging.getLogger(__name__)
 
@@ -99,10 +99,29 @@ async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     return error_response(400, validation_message(exc.errors()))
 
 
-async def _http_error(_: Request, exc: Exception) -> JSONResponse:
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path.
+
+    Starlette answers 405 with the methods of the first route whose path matched, but a path
+    like ``/connectors/{connector}`` has a route per method: ``Allow`` must list them all.
+    """
+    path = request.scope.get("path", "")
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        regex = getattr(route, "path_regex", None)
+        route_methods = getattr(route, "methods", None)
+        if regex is not None and route_methods and regex.match(path):
+            methods |= set(route_methods)
+    return sorted(methods)
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
-    return error_response(exc.status_code, detail, headers=dict(exc.headers) if exc.headers else None)
+    headers = dict(exc.headers) if exc.headers else {}
+    if exc.status_code == 405:
+        headers["Allow"] = ", ".join(allowed_methods(request))
+    return error_response(exc.status_code, detail, headers=headers or None)
 
 
 async def _unexpected(_: Request, exc: Exception) -> JSONResponse:

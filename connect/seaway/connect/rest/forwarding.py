@@ -90,8 +90,8 @@ class HerderRoute(APIRoute):
     """A route that forwards on :class:`NotLeaderError` and gives up after the request timeout.
 
     The body is read (and cached on the request) before the endpoint runs, so it can be
-    re-sent when forwarding; a body that is declared as something other than JSON is a 415,
-    as in Kafka. ``request.app.state`` holds ``request_timeout`` and
+    re-sent when forwarding; its size and content type were checked before (see
+    :mod:`seaway.connect.rest.limits`). ``request.app.state`` holds ``request_timeout`` and
     ``forward_transport`` (see :func:`seaway.connect.rest.app.create_app`).
     """
 
@@ -99,11 +99,7 @@ class HerderRoute(APIRoute):
         handler = super().get_route_handler()
 
         async def handle(request: Request) -> Response:
-            body = await request.body()
-            content_type = request.headers.get("content-type")
-            if body and content_type is not None and "json" not in content_type.lower():
-                raise HerderError(f"Unsupported Media Type {content_type}: send the body as application/json",
-                                  status=415)
+            await request.body()
             state: Any = request.app.state
             timeout: float = state.request_timeout
             try:

@@ -28,6 +28,7 @@ from seaway.connect.api import (
 )
 from seaway.connect.api.config import convert_to_string
 from seaway.connect.runtime.config import (
+    REST_REQUEST_MAX_BYTES,
     WorkerConfig,
     enrich,
     sink_config_def,
@@ -88,6 +89,9 @@ class AbstractHerder(Herder):
     def worker_id(self) -> str:
         return self.worker.worker_id
 
+    def rest_request_max_bytes(self) -> int:
+        return int(self.worker_config.get(REST_REQUEST_MAX_BYTES))
+
     # -- status listener (called from worker and task threads) -----------------------------------
     def _trace(self, connector: str, error: BaseException) -> str:
         return scrub(format_trace(error), self.worker.secrets(connector))
@@ -145,7 +149,8 @@ class AbstractHerder(Herder):
         kinds = [PluginKind.CONNECTOR] if connectors_only else [
             PluginKind.CONNECTOR, PluginKind.TRANSFORMATION, PluginKind.PREDICATE, PluginKind.CONVERTER,
             PluginKind.HEADER_CONVERTER]
-        out = [d for kind in kinds for d in self.plugins_registry.descriptors(kind, include_broken=False)]
+        # broken plugins too, with their error (docs/connect.md): a failed install must be visible
+        out = [d for kind in kinds for d in self.plugins_registry.descriptors(kind)]
         return sorted(out, key=lambda d: (_PLUGIN_ORDER.get(d.type, 9), d.class_name))
 
     def broken_plugins(self) -> list[PluginDesc]:

@@ -6,8 +6,10 @@ The connector definition is *enriched* per config, as Kafka's ``ConnectorConfig.
 does: every alias in ``transforms``/``predicates`` adds ``transforms.<alias>.type`` and the
 SMT's own keys under ``transforms.<alias>.``, so validation reports them by their full names.
 
-Keys accepted for compatibility but not acted on: ``plugin.path`` (plugins are discovered
-through entry points instead), ``exactly.once.support`` / ``transaction.boundary`` (Seaway
+Keys of Seaway's own: ``plugin.allowlist`` (Python paths a config may name besides installed
+plugins: see :mod:`seaway.connect.runtime.plugins`) and ``rest.request.max.bytes`` (the REST
+body limit). Keys accepted for compatibility but not acted on: ``plugin.path`` (plugins are
+discovered through entry points instead), ``exactly.once.support`` / ``transaction.boundary`` (Seaway
 has no exactly-once source support yet: ``required`` is rejected at validation),
 ``offsets.storage.topic`` (distributed mode only).
 """
@@ -35,12 +37,16 @@ from seaway.connect.api import (
 )
 from seaway.connect.api.config.validators import LambdaValidator
 from seaway.connect.converters import SimpleHeaderConverter
+from seaway.connect.runtime.herder import DEFAULT_REST_REQUEST_MAX_BYTES
 from seaway.connect.runtime.plugins import PluginKind, Plugins
 
 __all__ = [
+    "PLUGIN_ALLOWLIST",
+    "REST_REQUEST_MAX_BYTES",
     "ConnectorConfig",
     "StandaloneConfig",
     "WorkerConfig",
+    "allow_listed",
     "connector_config_def",
     "sink_config_def",
     "source_config_def",
@@ -49,6 +55,9 @@ __all__ = [
 ]
 
 _H, _M, _L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+
+PLUGIN_ALLOWLIST = "plugin.allowlist"
+REST_REQUEST_MAX_BYTES = "rest.request.max.bytes"
 
 
 def _loader(plugins: Plugins, *kinds: PluginKind) -> Any:
@@ -69,7 +78,7 @@ def worker_config_def(plugins: Plugins, *, standalone: bool = True) -> ConfigDef
     (d.define("bootstrap.servers", ConfigType.LIST, "localhost:9092", None, _H,
               "host:port pairs used to connect to the Kafka-protocol cluster.")
      .define("key.converter", ConfigType.CLASS, NO_DEFAULT, None, _H,
-             "Converter for record keys (alias, Kafka class name or module:Class).")
+             "Converter for record keys (alias or Kafka class name of an installed converter).")
      .define("value.converter", ConfigType.CLASS, NO_DEFAULT, None, _H, "Converter for record values.")
      .define("header.converter", ConfigType.CLASS, SimpleHeaderConverter, None, _L,
              "HeaderConverter for record headers.")
@@ -85,6 +94,11 @@ def worker_config_def(plugins: Plugins, *, standalone: bool = True) -> ConfigDef
      .define("rest.advertised.listener", ConfigType.STRING, None, None, _L, "http or https.")
      .define("plugin.path", ConfigType.LIST, None, None, _L,
              "Accepted for compatibility and ignored: plugins are discovered through Python entry points.")
+     .define(PLUGIN_ALLOWLIST, ConfigType.LIST, "", None, _M,
+             "Python paths a connector config may name besides installed plugins (entry points): "
+             "module.Class, module:Class, or module.* for every class of a module. Nothing else is imported.")
+     .define(REST_REQUEST_MAX_BYTES, ConfigType.INT, DEFAULT_REST_REQUEST_MAX_BYTES, Range.at_least(1), _L,
+             "Largest REST request body accepted; a larger one is refused with 413 before it is read.")
      .define("config.providers", ConfigType.LIST, "", None, _L,
              "Names of ConfigProviders; each needs config.providers.<name>.class (+ .param.*).")
      .define("connector.client.config.override.policy", ConfigType.STRING, "All",
@@ -101,6 +115,16 @@ def worker_config_def(plugins: Plugins, *, standalone: bool = True) -> ConfigDef
     return d
 
 
+def allow_listed(plugins: Plugins, props: Mapping[str, Any]) -> None:
+    """Give ``plugins`` the ``plugin.allowlist`` before anything is parsed (converters may be on it)."""
+    raw = props.get(PLUGIN_ALLOWLIST)
+    entries = raw if isinstance(raw, list | tuple) else str(raw or "").split(",")
+    try:
+        plugins.allow(str(e) for e in entries)
+    except ImportError as e:
+        raise ConfigError.invalid(PLUGIN_ALLOWLIST, raw, str(e)) from None
+
+
 class WorkerConfig(AbstractConfig):
     """A worker's typed configuration."""
 
@@ -108,6 +132,7 @@ class WorkerConfig(AbstractConfig):
 
     def __init__(self, props: Mapping[str, Any], plugins: Plugins | None = None) -> None:
         self.plugins = plugins or Plugins()
+        allow_listed(self.plugins, props)
         super().__init__(worker_config_def(self.plugins, standalone=self.STANDALONE), props)
 
     @property
@@ -167,7 +192,8 @@ def connector_config_def(plugins: Plugins) -> ConfigDef:
     (d.define("name", ConfigType.STRING, NO_DEFAULT, NonEmptyStringWithoutControlChars(), _H,
               "Globally unique name to use for this connector.", "Common", 1, display_name="Connector name")
      .define("connector.class", ConfigType.STRING, NO_DEFAULT, None, _H,
-             "Name or alias of the connector class (e.g. FileStreamSource, or module:Class).", "Common", 2,
+             "Name or alias of an installed connector (e.g. FileStreamSource), or a Python path listed in the "
+             "worker's plugin.allowlist.", "Common", 2,
              display_name="Connector class")
      .define("tasks.max", ConfigType.INT, 1, Range.at_least(1), _H, "Maximum number of tasks.", "Common", 3,
              display_name="Tasks max")

@@ -22,6 +22,7 @@ from typing import Any
 from seaway.connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
 
 __all__ = [
+    "DEFAULT_REST_REQUEST_MAX_BYTES",
     "AlreadyExistsError",
     "BadRequestError",
     "ConfigInfos",
@@ -42,7 +43,16 @@ __all__ = [
     "TargetState",
     "TaskInfo",
     "TaskState",
+    "check_new_connector_name",
 ]
+
+DEFAULT_REST_REQUEST_MAX_BYTES = 1 << 20
+"""``rest.request.max.bytes``'s default, 1 MiB: a connector config is a few KB, and a config or
+task-config record larger than about 1 MB would not fit Kafka's default ``message.max.bytes`` in
+the config topic anyway."""
+
+MAX_CONNECTOR_NAME_LENGTH = 249
+"""As Kafka's topic names: a connector name ends up in consumer group ids, client ids and URLs."""
 
 
 class HerderError(ConnectError):
@@ -61,6 +71,29 @@ class BadRequestError(HerderError):
     """Invalid input (a bad config, a state precondition): 400."""
 
     status = 400
+
+
+def check_new_connector_name(name: str) -> None:
+    """:class:`BadRequestError` for a name a new connector may not have.
+
+    A ``/`` cannot be addressed in a ``/connectors/{name}`` path, and ``.`` / ``..`` are
+    rewritten away by URL normalisation in clients and proxies: such a connector could be
+    created but never read, changed or deleted again (Kafka refused ``/`` the same way,
+    KAFKA-4372). Empty names and control characters are refused too, as Kafka's
+    ``NonEmptyStringWithoutControlChars`` does, and names longer than Kafka's topic names.
+    Only creation is checked, so a connector stored under such a name can still be deleted.
+    """
+    if not name:
+        raise BadRequestError("Connector name must not be empty")
+    if "/" in name:
+        raise BadRequestError(f"Connector name {name!r} is invalid: connector name should not contain '/'")
+    if name in (".", ".."):
+        raise BadRequestError(f"Connector name {name!r} is invalid: '.' and '..' are not allowed")
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in name):
+        raise BadRequestError(f"Connector name {name!r} is invalid: it contains ISO control characters")
+    if len(name) > MAX_CONNECTOR_NAME_LENGTH:
+        raise BadRequestError(f"Connector name of {len(name)} characters is invalid: the limit is "
+                              f"{MAX_CONNECTOR_NAME_LENGTH}")
 
 
 class RebalanceNeededError(HerderError):
@@ -281,6 +314,10 @@ class Herder(abc.ABC):
     @abc.abstractmethod
     def is_ready(self) -> bool:
         """True once startup finished (``GET /health`` answers 200 only then)."""
+
+    def rest_request_max_bytes(self) -> int:
+        """The largest REST request body this worker accepts (``rest.request.max.bytes``)."""
+        return DEFAULT_REST_REQUEST_MAX_BYTES
 
     # -- connectors -------------------------------------------------------------------
     @abc.abstractmethod

@@ -14,18 +14,32 @@ distribution that declares its entry points. A config may name a plugin by
 * Kafka's class name where Seaway ships the equivalent
   (``org.apache.kafka.connect.json.JsonConverter`` resolves by its simple name within the
   known Kafka packages; ``$`` separates a nested class as in Java),
-* its Python path, ``module.Class`` or ``module:Class`` (also for unregistered classes).
+* its Python path, ``module.Class`` or ``module:Class``, matched against the classes already
+  discovered (nothing is imported for it).
 
-A plugin that fails to import is listed with :attr:`PluginDesc.load_error` and never
-crashes the worker; resolving it raises a :class:`ConfigError` carrying that error.
+Nothing else is imported from a name a config carries (that would be remote code execution:
+see :mod:`seaway.connect.api.config.class_names`), with one exception the operator makes:
+Python paths listed in the worker's ``plugin.allowlist`` (``module.Class`` or ``module.*``)
+are imported when named.
+
+Installing a plugin needs no restart: the installed set is rescanned when the ``sys.path``
+directories changed (their modification times: ``pip install`` adds a ``.dist-info``
+directory) and, at most once a second, when a name is not found. A plugin that fails to
+import is listed with :attr:`PluginDesc.load_error` and never crashes the worker;
+resolving it raises a :class:`ConfigError` carrying that error.
 """
 
 from __future__ import annotations
 
 import enum
+import importlib
 import importlib.metadata as md
 import logging
+import os
+import sys
 import threading
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,11 +53,11 @@ from seaway.connect.api import (
     SinkConnector,
     Transformation,
 )
-from seaway.connect.api.config import load_class
+from seaway.connect.api.config import ClassAllowlist, allow_class_names, import_class
 from seaway.connect.runtime.config_providers import REDACTOR
 from seaway.connect.runtime.herder import PluginDesc
 
-__all__ = ["KAFKA_PACKAGES", "PluginKind", "Plugins", "plugin_class_name"]
+__all__ = ["KAFKA_PACKAGES", "PluginKind", "Plugins", "installed_fingerprint", "plugin_class_name"]
 
 log = logging.getLogger(__name__)
 log.addFilter(REDACTOR)
@@ -59,6 +73,10 @@ KAFKA_PACKAGES = (
     "org.apache.kafka.common.config.provider.",
 )
 """Kafka packages whose class names resolve to Seaway's plugin of the same simple name."""
+
+MISS_RESCAN_INTERVAL = 1.0
+"""Seconds between rescans caused by unknown names (each costs a read of every installed
+distribution's metadata; a client sending unknown names must not make the worker do it per request)."""
 
 
 class PluginKind(enum.Enum):
@@ -93,6 +111,30 @@ def plugin_class_name(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__.replace('.', '$')}"
 
 
+def installed_fingerprint() -> tuple[tuple[str, int], ...]:
+    """What changes when a distribution is installed or removed: each ``sys.path`` entry's mtime.
+
+    ``pip install``/``uninstall`` creates or deletes a ``*.dist-info`` directory in
+    site-packages, which updates that directory's modification time; a stat per entry
+    (about ten) is cheap enough for every listing and lookup.
+    """
+    out = []
+    for entry in sys.path:
+        try:
+            out.append((entry, os.stat(entry or ".").st_mtime_ns))
+        except OSError:
+            out.append((entry, -1))
+    return tuple(out)
+
+
+def _broken_connector_type(ep: md.EntryPoint) -> str:
+    """A broken connector cannot say whether it is a sink: guess from its name (Kafka's naming convention)."""
+    target = ep.value.rpartition(":")[2] or ep.name
+    if "Sink" in target or "Sink" in ep.name:
+        return "sink"
+    return "source"
+
+
 @dataclass(slots=True)
 class _Entry:
     kind: PluginKind
@@ -100,10 +142,14 @@ class _Entry:
     cls: type | None
     error: str | None
     dist_version: str | None
+    target: str = ""        # the entry point's module:attr (what a broken plugin is known by)
+    broken_type: str = ""   # the type a broken plugin is listed with
 
     def desc(self) -> PluginDesc:
         if self.cls is None:
-            return PluginDesc(self.name, self.kind.label, None, (self.name,), self.error)
+            shown = self.target.replace(":", ".") or self.name  # the Python path, as for a loaded plugin
+            return PluginDesc(shown, self.broken_type or self.kind.label, self.dist_version,
+                              tuple(sorted({self.name, shown})), self.error)
         type_ = self.kind.label
         if self.kind is PluginKind.CONNECTOR:
             type_ = "sink" if issubclass(self.cls, SinkConnector) else "source"
@@ -114,12 +160,17 @@ class _Entry:
         names = {self.name}
         if self.cls is not None:
             simple = self.cls.__qualname__.replace(".", "$")
-            names |= {simple, plugin_class_name(self.cls), f"{self.cls.__module__}:{self.cls.__qualname__}"}
+            names |= {simple, plugin_class_name(self.cls), f"{self.cls.__module__}:{self.cls.__qualname__}",
+                      f"{self.cls.__module__}.{self.cls.__qualname__}"}
             for suffix in self.kind.suffixes:
                 if simple.endswith(suffix) and len(simple) > len(suffix):
                     names.add(simple[: -len(suffix)])
                     break
         return names
+
+    def known_as(self, name: str) -> bool:
+        """Whether a broken entry is what ``name`` means (its entry-point name or its target)."""
+        return name == self.name or (bool(self.target) and name.replace(":", ".") == self.target.replace(":", "."))
 
 
 def _version(cls: type, dist_version: str | None) -> str | None:
@@ -135,45 +186,72 @@ def _version(cls: type, dist_version: str | None) -> str | None:
     return dist_version
 
 
-class Plugins:
-    """The worker's view of every installed plugin. Thread-safe; discovery runs once, lazily.
+def _load_entry_points() -> list[_Entry]:
+    """Every plugin of every kind, imported now; a failure becomes an entry carrying its error."""
+    entries: list[_Entry] = []
+    installed = md.entry_points()
+    for kind in PluginKind:
+        for ep in installed.select(group=kind.group):
+            dist_version = ep.dist.version if ep.dist is not None else None
+            try:
+                obj = ep.load()
+                if not isinstance(obj, type) or not issubclass(obj, kind.base):
+                    raise TypeError(f"{ep.value} is not a {kind.base.__name__} class")
+                entries.append(_Entry(kind, ep.name, obj, None, dist_version, ep.value))
+            except Exception as e:
+                log.warning("Failed to load %s plugin %s (%s): %s", kind.label, ep.name, ep.value, e)
+                broken_type = _broken_connector_type(ep) if kind is PluginKind.CONNECTOR else kind.label
+                entries.append(_Entry(kind, ep.name, None, f"{type(e).__name__}: {e}", dist_version, ep.value,
+                                      broken_type))
+    return entries
 
-    ``register`` adds a class without an entry point (tests, embedded use).
+
+class Plugins:
+    """The worker's view of every installed plugin. Thread-safe; discovery is lazy and repeated
+    whenever the installed distributions change (see the module docstring).
+
+    ``register`` adds a class without an entry point (tests, embedded use). ``allowlist`` is the
+    worker's ``plugin.allowlist``: Python paths that may be imported when a config names them.
     """
 
-    def __init__(self, *, discover: bool = True) -> None:
+    def __init__(self, *, discover: bool = True, allowlist: Iterable[str] = ()) -> None:
         self._lock = threading.Lock()
         self._discover = discover
-        self._entries: list[_Entry] | None = None
+        self._discovered: list[_Entry] | None = None
+        self._registered: list[_Entry] = []
+        self._fingerprint: tuple[tuple[str, int], ...] = ()
+        self._last_miss_rescan = float("-inf")
+        self._allowlist = ClassAllowlist()
+        self.allow(allowlist)
 
-    def _all(self) -> list[_Entry]:
+    def allow(self, entries: Iterable[str]) -> None:
+        """Add ``plugin.allowlist`` entries (:class:`ImportError` names a malformed one)."""
+        entries = list(entries)
+        self._allowlist.add(entries)
+        allow_class_names(entries)  # plugin-owned ConfigDefs (ConfigType.CLASS keys) honour it too
+
+    def _all(self, *, rescan: bool = False) -> list[_Entry]:
         with self._lock:
-            if self._entries is None:
-                self._entries = self._load_entry_points() if self._discover else []
-            return self._entries
+            if self._discover:
+                fingerprint = installed_fingerprint()
+                if self._discovered is None or rescan or fingerprint != self._fingerprint:
+                    if self._discovered is not None:
+                        log.info("Installed distributions changed: rescanning plugins")
+                        importlib.invalidate_caches()  # new files in site-packages must be seen
+                    self._fingerprint = fingerprint
+                    self._discovered = _load_entry_points()
+            return [*(self._discovered or []), *self._registered]
 
-    def _load_entry_points(self) -> list[_Entry]:
-        entries: list[_Entry] = []
-        for kind in PluginKind:
-            for ep in md.entry_points(group=kind.group):
-                dist_version = ep.dist.version if ep.dist is not None else None
-                try:
-                    obj = ep.load()
-                    if not isinstance(obj, type) or not issubclass(obj, kind.base):
-                        raise TypeError(f"{ep.value} is not a {kind.base.__name__} class")
-                    entries.append(_Entry(kind, ep.name, obj, None, dist_version))
-                except Exception as e:
-                    log.warning("Failed to load %s plugin %s (%s): %s", kind.label, ep.name, ep.value, e)
-                    entries.append(_Entry(kind, ep.name, None, f"{type(e).__name__}: {e}", dist_version))
-        return entries
+    def rescan(self) -> None:
+        """Discover the installed plugins again now."""
+        self._all(rescan=True)
 
     def register(self, kind: PluginKind, cls: type, name: str | None = None) -> None:
         """Make ``cls`` known as a ``kind`` plugin under ``name`` (default: its class name)."""
         if not issubclass(cls, kind.base):
             raise TypeError(f"{cls!r} is not a {kind.base.__name__}")
-        entries = self._all()
         with self._lock:
-            entries.append(_Entry(kind, name or cls.__qualname__.replace(".", "$"), cls, None, None))
+            self._registered.append(_Entry(kind, name or cls.__qualname__.replace(".", "$"), cls, None, None))
 
     # -- listing ------------------------------------------------------------------------------
     def descriptors(self, kind: PluginKind | None = None, *, include_broken: bool = True) -> list[PluginDesc]:
@@ -197,33 +275,58 @@ class Plugins:
     def find(self, kind: PluginKind, name: str) -> type:
         """The class ``name`` refers to; :class:`ConfigError` if unknown, broken or of another kind."""
         name = name.strip()
+        found = self._lookup(kind, name, self._all())
+        if found is None and self._allowlist.allows(name):
+            found = self._import_allowed(kind, name)
+        if found is None and self._discover and self._miss_rescan_due():
+            found = self._lookup(kind, name, self._all(rescan=True))
+        if found is None:
+            raise ConfigError(self._unknown(kind, name), name=name)
+        return found
+
+    @staticmethod
+    def _lookup(kind: PluginKind, name: str, every: list[_Entry]) -> type | None:
         candidates = [name]
         for package in KAFKA_PACKAGES:
             if name.startswith(package):
                 candidates.append(name[len(package):])
                 break
-        entries = [e for e in self._all() if e.kind is kind]
+        entries = [e for e in every if e.kind is kind]
         for candidate in candidates:
             for entry in entries:
                 if entry.cls is not None and candidate in entry.aliases():
                     return entry.cls
             for entry in entries:
-                if entry.cls is None and entry.name == candidate:
+                if entry.cls is None and entry.known_as(candidate):
                     raise ConfigError(f"Plugin {name} failed to load: {entry.error}", name=name)
-        if "." in name or ":" in name:
-            try:
-                cls = load_class(name)
-            except ImportError as e:
-                raise ConfigError(self._unknown(kind, name) + f" ({e})", name=name) from None
-            if issubclass(cls, kind.base):
-                return cls
+        return None
+
+    def _miss_rescan_due(self) -> bool:
+        with self._lock:
+            now = time.monotonic()
+            if now - self._last_miss_rescan < MISS_RESCAN_INTERVAL:
+                return False
+            self._last_miss_rescan = now
+            return True
+
+    @staticmethod
+    def _import_allowed(kind: PluginKind, name: str) -> type:
+        try:
+            cls = import_class(name)
+        except ImportError as e:
+            raise ConfigError(f"{name} is listed in plugin.allowlist but cannot be loaded: {e}", name=name) from None
+        if not issubclass(cls, kind.base):
             raise ConfigError(f"{name} is not a {kind.base.__name__}", name=name)
-        raise ConfigError(self._unknown(kind, name), name=name)
+        return cls
 
     def _unknown(self, kind: PluginKind, name: str) -> str:
         available = sorted(d.class_name for d in self.descriptors(kind, include_broken=False))
-        return (f"Failed to find any class that implements {kind.base.__name__} and which name matches "
-                f"{name}, available {kind.label}s are: {', '.join(available) or 'none'}")
+        message = (f"Failed to find any class that implements {kind.base.__name__} and which name matches "
+                   f"{name}, available {kind.label}s are: {', '.join(available) or 'none'}")
+        if "." in name or ":" in name:
+            message += (". Python paths are imported only for installed plugins (entry points) and for names "
+                        "listed in the worker's plugin.allowlist")
+        return message
 
     def new_instance(self, kind: PluginKind, name: str) -> Any:
         """A fresh instance of the plugin ``name`` (no-arg constructor, as Kafka requires)."""
@@ -239,4 +342,3 @@ class Plugins:
                 raise ImportError(str(e)) from None
 
         return load
-

@@ -32,6 +32,7 @@ from seaway.connect.runtime.herder import (
     TargetState,
     TaskInfo,
     TaskState,
+    check_new_connector_name,
 )
 from seaway.connect.runtime.offsets import FileOffsetBackingStore, OffsetBackingStore
 from seaway.connect.runtime.offsets_admin import OffsetsAdmin
@@ -175,6 +176,8 @@ class StandaloneHerder(AbstractHerder):
             exists = self.config_store.contains(name)
             if exists and not allow_replace:
                 raise AlreadyExistsError(f"Connector {name} already exists")
+            if not exists:
+                check_new_connector_name(name)
             log.info("%s connector %s with config %s", "Updating" if exists else "Creating", name,
                      loggable_config(config, connector_config_def(self.plugins_registry)))
             if exists:

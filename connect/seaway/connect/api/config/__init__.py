@@ -1,6 +1,7 @@
 """Plugin configuration: ConfigDef, validators, AbstractConfig (``org.apache.kafka.common.config``)."""
 
 from seaway.connect.api.config.abstract import AbstractConfig
+from seaway.connect.api.config.class_names import ClassAllowlist, allow_class_names, import_class
 from seaway.connect.api.config.definition import Config, ConfigDef, ConfigKey, ConfigKeyInfo, ConfigValue
 from seaway.connect.api.config.types import (
     NO_DEFAULT,
@@ -31,6 +32,7 @@ __all__ = [
     "NO_DEFAULT",
     "AbstractConfig",
     "CaseInsensitiveValidString",
+    "ClassAllowlist",
     "CompositeValidator",
     "Config",
     "ConfigDef",
@@ -51,7 +53,9 @@ __all__ = [
     "ValidString",
     "Validator",
     "Width",
+    "allow_class_names",
     "convert_to_string",
+    "import_class",
     "load_class",
     "parse_value",
 ]

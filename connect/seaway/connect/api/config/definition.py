@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from seaway.connect.api.config.class_names import import_class
 from seaway.connect.api.config.types import (
     NO_DEFAULT,
     ClassLoader,
@@ -162,7 +163,9 @@ class ConfigDef:
         if name in self._keys:
             raise ConfigError(f"Configuration {name} is defined twice.", name=name)
         if default is not NO_DEFAULT:
-            default = parse_value(name, default, type, self._class_loader)
+            # a default is written in code, so a CLASS default may be any importable path
+            loader = import_class if type is ConfigType.CLASS and isinstance(default, str) else self._class_loader
+            default = parse_value(name, default, type, loader)
             if validator is not None and default is not None:
                 validator.ensure_valid(name, default)
         self._keys[name] = ConfigKey(name, type, default, validator, importance, documentation, group,

@@ -13,7 +13,7 @@ SHORT      ``int`` (16-bit)                int, decimal string
 LONG       ``int`` (64-bit)                int, decimal string
 DOUBLE     ``float``                       int, float, numeric string
 LIST       ``list[str]``                   list, comma-separated string ("" -> [])
-CLASS      ``type``                        a class, or "module.Class" / "module:Class"
+CLASS      ``type``                        a class, or an installed plugin's name (see class_names)
 PASSWORD   :class:`Password`               Password, str
 =========  ==============================  =========================================
 """
@@ -21,10 +21,10 @@ PASSWORD   :class:`Password`               Password, str
 from __future__ import annotations
 
 import enum
-import importlib
 from collections.abc import Callable
 from typing import Any, Final
 
+from seaway.connect.api.config.class_names import load_class
 from seaway.connect.api.errors import ConfigError
 
 __all__ = [
@@ -110,22 +110,6 @@ class Password:
 ClassLoader = Callable[[str], type]
 
 _INT_BITS = {ConfigType.SHORT: 16, ConfigType.INT: 32, ConfigType.LONG: 64}
-
-
-def load_class(name: str) -> type:
-    """Import ``module.Class`` or ``module:Class``; :class:`ImportError` if absent or not a class."""
-    module_name, sep, attr = name.partition(":")
-    if not sep:
-        module_name, _, attr = name.rpartition(".")
-    if not module_name or not attr:
-        raise ImportError(f"Class {name} cannot be found")
-    try:
-        obj = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as e:
-        raise ImportError(f"Class {name} cannot be found") from e
-    if not isinstance(obj, type):
-        raise ImportError(f"{name} is not a class")
-    return obj
 
 
 def parse_value(name: str, value: Any, config_type: ConfigType,

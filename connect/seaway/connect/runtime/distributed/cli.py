@@ -64,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m seaway.connect.runtime.distributed.cli [worker.properties] [--log-level L]``."""
     import argparse
 
+    from seaway.connect.runtime.safe_path import drop_working_directory
+
+    drop_working_directory()
     parser = argparse.ArgumentParser(prog="seaway connect distributed")
     parser.add_argument("worker_properties", type=Path, nargs="?")
     parser.add_argument("--log-level", default="INFO")

@@ -20,7 +20,7 @@ from typing import Any
 
 from seaway.connect.api import NO_DEFAULT, AbstractConfig, ConfigDef, ConfigError, ConfigType, Importance, Range
 from seaway.connect.api.config.validators import LambdaValidator
-from seaway.connect.runtime.config import WorkerConfig, worker_config_def
+from seaway.connect.runtime.config import WorkerConfig, allow_listed, worker_config_def
 from seaway.connect.runtime.plugins import Plugins
 
 __all__ = ["ENV_PREFIX", "DistributedConfig", "distributed_config_def", "props_from_env"]
@@ -131,6 +131,7 @@ class DistributedConfig(WorkerConfig):
 
     def __init__(self, props: Mapping[str, Any], plugins: Plugins | None = None) -> None:
         self.plugins = plugins or Plugins()
+        allow_listed(self.plugins, props)
         AbstractConfig.__init__(self, distributed_config_def(self.plugins), props)
         signature = str(self.get("inter.worker.signature.algorithm"))
         if signature not in self.get("inter.worker.verification.algorithms"):

@@ -41,6 +41,7 @@ from seaway.connect.runtime.herder import (
     TargetState,
     TaskInfo,
     TaskState,
+    check_new_connector_name,
 )
 from seaway.connect.runtime.offsets_admin import OffsetsAdmin
 from seaway.connect.runtime.plugins import Plugins
@@ -195,6 +196,8 @@ class DistributedHerderBase(AbstractHerder):
         exists = before.contains(name)
         if exists and not allow_replace:
             raise AlreadyExistsError(f"Connector {name} already exists")
+        if not exists:
+            check_new_connector_name(name)
         await asyncio.to_thread(self.config_store.put_connector_config, name, config,
                                 None if exists else initial_state)
         # as Kafka: the tasks known when the write was made (none for a new connector)

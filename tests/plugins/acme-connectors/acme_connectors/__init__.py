@@ -1,12 +1,7 @@
-"""A plugin as a third party writes it: only ``seaway.connect.api`` is imported.
-
-``CounterSource`` emits ``count`` records ("value 0", "value 1", ...) to ``topic`` and
-remembers how far it got in its source offset; ``Shout`` upper-cases string values.
-"""
+"""An example Seaway plugin: a source that counts, and an SMT that shouts."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,18 +19,15 @@ from seaway.connect.api import (
     Transformation,
 )
 
-__all__ = ["CounterSourceConnector", "CounterSourceTask", "Shout"]
-
-VERSION = "1.2.3"
+VERSION = "1.0.0"
 PARTITION = {"counter": "main"}
 CONFIG = (ConfigDef()
           .define("topic", ConfigType.STRING, NO_DEFAULT, None, Importance.HIGH, "Topic to write to.")
-          .define("count", ConfigType.INT, 10, Range.at_least(0), Importance.MEDIUM, "How many records."))
+          .define("count", ConfigType.INT, 3, Range.at_least(1), Importance.LOW, "Records to emit."))
 
 
 class CounterSourceTask(SourceTask):
-    def __init__(self) -> None:
-        self._stopped = threading.Event()
+    """Emits "value 0" .. "value <count-1>", remembering in its offset how far it got."""
 
     def version(self) -> str:
         return VERSION
@@ -44,19 +36,17 @@ class CounterSourceTask(SourceTask):
         parsed = CONFIG.parse(props)
         self.topic, self.count = parsed["topic"], parsed["count"]
         stored = self.context.offset_storage_reader().offset(PARTITION)
-        self.next = int(stored["next"]) if stored else 0
+        self.next = stored["next"] if stored else 0
 
     def poll(self) -> list[SourceRecord] | None:
         if self.next >= self.count:
-            self._stopped.wait(0.2)
-            return None
-        records = [SourceRecord(PARTITION, {"next": n + 1}, self.topic, value_schema=Schema.STRING_SCHEMA,
-                                value=f"value {n}") for n in range(self.next, self.count)]
-        self.next = self.count
-        return records
+            return None  # nothing to do: the worker waits a little before it polls again
+        n, self.next = self.next, self.next + 1
+        return [SourceRecord(PARTITION, {"next": n + 1}, self.topic,
+                             value_schema=Schema.STRING_SCHEMA, value=f"value {n}")]
 
     def stop(self) -> None:
-        self._stopped.set()
+        self.count = 0  # poll() returns None from now on
 
 
 class CounterSourceConnector(SourceConnector):
@@ -80,6 +70,8 @@ class CounterSourceConnector(SourceConnector):
 
 
 class Shout(Transformation[Any]):
+    """Upper-cases string values."""
+
     def configure(self, configs: Mapping[str, Any]) -> None:
         pass
 
