@@ -67,6 +67,14 @@ SERVED: dict[str, tuple[int, int]] = {
     "IncrementalAlterConfigs": (0, 1),
     "OffsetDelete": (0, 0),
     "DescribeCluster": (0, 1),
+    # Security (issue 18): SASL authentication, ACLs, SCRAM credentials.
+    "SaslHandshake": (0, 1),
+    "SaslAuthenticate": (0, 2),
+    "CreateAcls": (0, 3),
+    "DescribeAcls": (0, 3),
+    "DeleteAcls": (0, 3),
+    "DescribeUserScramCredentials": (0, 0),
+    "AlterUserScramCredentials": (0, 0),
 }
 
 HEADERS = {"RequestHeader": (0, 2), "ResponseHeader": (0, 1)}
@@ -343,10 +351,12 @@ class Generator:
                 L.append("            else:")
                 L.append("                r.skip_tagged_fields()")
             else:
+                # Each tagged field must lie inside the frame and a known one must fill
+                # exactly its declared size, or the frame is corrupt (Kafka's reader
+                # fails the same frames with a buffer underflow).
                 L.append("            for _ in range(r.uvarint()):")
                 L.append("                _tag = r.uvarint()")
-                L.append("                _size = r.uvarint()")
-                L.append("                _end = r.pos + _size")
+                L.append("                _end = r.tagged_field_end(r.uvarint())")
                 first = True
                 for f in sorted(tagged, key=lambda f: f.tag or 0):
                     kw = "if" if first else "elif"
@@ -354,7 +364,9 @@ class Generator:
                     c = cond(f.tagged, self.lo, self.hi) if f.tagged else "True"
                     L.append(f"                {kw} _tag == {f.tag} and {c}:")
                     L.append(f"                    {f.py} = {self.read_expr(f)}")
-                L.append("                r.pos = _end")
+                    L.append("                    r.end_tagged_field(_tag, _end)")
+                L.append("                else:")
+                L.append("                    r.pos = _end")
         L.append(f"        return cls({', '.join(names)})")
         return L
 

@@ -201,6 +201,16 @@ class Reader:
             raise CorruptFrameError(f"array of {n} elements cannot fit in {self.end - self.pos} bytes")
         return n
 
+    def tagged_field_end(self, size: int) -> int:
+        """Where a tagged field of ``size`` bytes that starts here ends; it must fit the frame."""
+        self._need(size)
+        return self.pos + size
+
+    def end_tagged_field(self, tag: int, end: int) -> None:
+        """Check that the known tagged field ``tag`` just read filled its declared size."""
+        if self.pos != end:
+            raise CorruptFrameError(f"tagged field {tag} ends at offset {self.pos}, its size says {end}")
+
     def skip_tagged_fields(self) -> None:
         for _ in range(self.uvarint()):
             self.uvarint()

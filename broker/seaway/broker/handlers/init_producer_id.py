@@ -5,10 +5,11 @@ answers it (an idempotent producer asking again, e.g. after a fatal sequence err
 gets a new id). Ids are never reused, even after a crash (:mod:`seaway.broker.producer.ids`).
 
 This broker has no transaction coordinator, so a transactional id is answered with
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), the same error a transactional Produce gets:
-it is not retriable, so a transactional client fails at ``init_transactions`` with a
-clear error instead of retrying COORDINATOR_NOT_AVAILABLE until its timeout. An empty
-transactional id is INVALID_REQUEST, as in Kafka.
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53), the same error a transactional Produce gets
+and FindCoordinator gives a transactional id first (with the reason in its error
+message, see :mod:`seaway.broker.handlers.find_coordinator`): it is fatal to every
+client, so ``init_transactions`` fails at once instead of retrying until its timeout.
+An empty transactional id is INVALID_REQUEST, as in Kafka.
 """
 
 from __future__ import annotations

@@ -287,17 +287,21 @@ class ApiVersionsResponse:
         if flexible:
             for _ in range(r.uvarint()):
                 _tag = r.uvarint()
-                _size = r.uvarint()
-                _end = r.pos + _size
+                _end = r.tagged_field_end(r.uvarint())
                 if _tag == 0 and version >= 3:
                     supported_features = [SupportedFeatureKey.decode(r, version) for _ in range(r.array_length(flexible))]
+                    r.end_tagged_field(_tag, _end)
                 elif _tag == 1 and version >= 3:
                     finalized_features_epoch = r.int64()
+                    r.end_tagged_field(_tag, _end)
                 elif _tag == 2 and version >= 3:
                     finalized_features = [FinalizedFeatureKey.decode(r, version) for _ in range(r.array_length(flexible))]
+                    r.end_tagged_field(_tag, _end)
                 elif _tag == 3 and version >= 3:
                     zk_migration_ready = r.bool()
-                r.pos = _end
+                    r.end_tagged_field(_tag, _end)
+                else:
+                    r.pos = _end
         return cls(error_code, api_keys, throttle_time_ms, supported_features, finalized_features_epoch, finalized_features, zk_migration_ready)
 
     def encode(self, w: Writer, version: int) -> None:

@@ -186,11 +186,12 @@ class CreatableTopicResult:
         if flexible:
             for _ in range(r.uvarint()):
                 _tag = r.uvarint()
-                _size = r.uvarint()
-                _end = r.pos + _size
+                _end = r.tagged_field_end(r.uvarint())
                 if _tag == 0 and version >= 5:
                     topic_config_error_code = r.int16()
-                r.pos = _end
+                    r.end_tagged_field(_tag, _end)
+                else:
+                    r.pos = _end
         return cls(name, topic_id, error_code, error_message, topic_config_error_code, num_partitions, replication_factor, configs)
 
     def encode(self, w: Writer, version: int) -> None:

@@ -353,11 +353,12 @@ class FetchRequest:
         if flexible:
             for _ in range(r.uvarint()):
                 _tag = r.uvarint()
-                _size = r.uvarint()
-                _end = r.pos + _size
+                _end = r.tagged_field_end(r.uvarint())
                 if _tag == 0 and version >= 12:
                     cluster_id = (r.nullable_string(flexible) if (version >= 12) else r.string(flexible))
-                r.pos = _end
+                    r.end_tagged_field(_tag, _end)
+                else:
+                    r.pos = _end
         return cls(cluster_id, replica_id, max_wait_ms, min_bytes, max_bytes, isolation_level, session_id, session_epoch, topics, forgotten_topics_data, rack_id)
 
     def encode(self, w: Writer, version: int) -> None:

@@ -357,15 +357,18 @@ class PartitionData:
         if flexible:
             for _ in range(r.uvarint()):
                 _tag = r.uvarint()
-                _size = r.uvarint()
-                _end = r.pos + _size
+                _end = r.tagged_field_end(r.uvarint())
                 if _tag == 0 and version >= 12:
                     diverging_epoch = EpochEndOffset.decode(r, version)
+                    r.end_tagged_field(_tag, _end)
                 elif _tag == 1 and version >= 12:
                     current_leader = LeaderIdAndEpoch.decode(r, version)
+                    r.end_tagged_field(_tag, _end)
                 elif _tag == 2 and version >= 12:
                     snapshot_id = SnapshotId.decode(r, version)
-                r.pos = _end
+                    r.end_tagged_field(_tag, _end)
+                else:
+                    r.pos = _end
         return cls(partition_index, error_code, high_watermark, last_stable_offset, log_start_offset, diverging_epoch, current_leader, snapshot_id, aborted_transactions, preferred_read_replica, records)
 
     def encode(self, w: Writer, version: int) -> None:

@@ -219,11 +219,12 @@ class PartitionProduceResponse:
         if flexible:
             for _ in range(r.uvarint()):
                 _tag = r.uvarint()
-                _size = r.uvarint()
-                _end = r.pos + _size
+                _end = r.tagged_field_end(r.uvarint())
                 if _tag == 0 and version >= 10:
                     current_leader = LeaderIdAndEpoch.decode(r, version)
-                r.pos = _end
+                    r.end_tagged_field(_tag, _end)
+                else:
+                    r.pos = _end
         return cls(index, error_code, base_offset, log_append_time_ms, log_start_offset, record_errors, error_message, current_leader)
 
     def encode(self, w: Writer, version: int) -> None:
@@ -464,11 +465,12 @@ class ProduceResponse:
         if flexible:
             for _ in range(r.uvarint()):
                 _tag = r.uvarint()
-                _size = r.uvarint()
-                _end = r.pos + _size
+                _end = r.tagged_field_end(r.uvarint())
                 if _tag == 0 and version >= 10:
                     node_endpoints = [NodeEndpoint.decode(r, version) for _ in range(r.array_length(flexible))]
-                r.pos = _end
+                    r.end_tagged_field(_tag, _end)
+                else:
+                    r.pos = _end
         return cls(responses, throttle_time_ms, node_endpoints)
 
     def encode(self, w: Writer, version: int) -> None:
