@@ -6,6 +6,7 @@ The command runs in-process (``main(argv)``) for speed; one test runs the instal
 
 from __future__ import annotations
 
+import http.server
 import json
 import threading
 import time
@@ -20,7 +21,7 @@ from seaway.cli.topics import CliError
 from seaway.connect.rest import create_app
 
 from tests.cli.clirun import seaway
-from tests.cli.connect_worker import connect_worker
+from tests.cli.connect_worker import connect_worker, free_port
 from tests.connect.rest.memory_herder import SINK, SOURCE, MemoryHerder
 from tests.support.broker import BrokerProcess
 
@@ -47,8 +48,8 @@ def served() -> Iterator[tuple[str, MemoryHerder]]:
 
 
 def create_topic(bootstrap: str, topic: str) -> None:
-    """Create ``topic`` up front: a sink subscribed to a topic that does not exist yet currently
-    fails its task (the runtime treats librdkafka's UNKNOWN_TOPIC_OR_PART event as fatal)."""
+    """Create ``topic`` up front, so the sink's first poll finds it (a sink also waits for a topic
+    that appears later: tests/connect/test_sink_waits_for_topic.py)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(10)
 
@@ -195,3 +196,74 @@ def test_against_a_live_worker(shared_broker: BrokerProcess, tmp_path: Path, top
         missing = seaway("connectors", "--url", url, "delete", "nope")
         assert (missing.returncode, missing.stderr) == (1, b"Error: Connector nope not found (HTTP 404)\n")
         assert cli("delete", "live-src") == "Deleted connector live-src.\n"
+
+
+def test_get_says_why_a_connector_has_no_tasks(served: tuple[str, MemoryHerder], tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Right after a create, `get` waits (--wait) for the tasks of a starting connector, then says
+    why there are none instead of printing an empty list (it printed "Tasks:  -")."""
+    url, _ = served
+    stopped, zero = tmp_path / "stopped.properties", tmp_path / "zero.properties"
+    stopped.write_text(f"name=cli-stopped\nconnector.class={SOURCE}\ntopic=t\n")
+    zero.write_text(f"name=cli-zero\nconnector.class={SOURCE}\ntopic=t\ntasks.max=0\n")
+    assert run(url, "create", str(stopped), "--initial-state", "STOPPED", capsys=capsys)[0] == 0
+    assert run(url, "create", str(zero), capsys=capsys)[0] == 0
+    started = time.monotonic()
+    out = run(url, "get", "cli-stopped", capsys=capsys)[1]
+    assert "Tasks:  none (the connector is STOPPED)\n" in out and time.monotonic() - started < 2
+    started = time.monotonic()
+    out = run(url, "get", "cli-zero", "--wait", "1", capsys=capsys)[1]
+    assert time.monotonic() - started >= 1
+    assert "Tasks:  none yet (the connector is RUNNING and has not started its tasks; run again in a moment)" in out
+    for name in ("cli-stopped", "cli-zero"):
+        assert run(url, "delete", name, capsys=capsys)[0] == 0
+
+
+class _ForeignWorker(http.server.BaseHTTPRequestHandler):
+    """Some other REST server (a proxy, another implementation) whose error message is not a string."""
+
+    def do_GET(self) -> None:
+        body = json.dumps({"error_code": 500, "message": {"reason": "upstream 'down'", "retry": True}}).encode()
+        self.send_response(500)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+def test_error_messages_are_json_not_python_reprs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ForeignWorker)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        assert run(url, "list", capsys=capsys) == (
+            1, "", 'Error: {"reason": "upstream \'down\'", "retry": true} (HTTP 500)\n')
+    finally:
+        server.shutdown()
+        server.server_close()
+    code, _, err = run(url, "config", "x", "--set", "no-equals", capsys=capsys)
+    assert (code, err) == (1, 'Error: expected key=value, got "no-equals"\n')
+    topics = seaway("topics", "alter-config", "t", "--add-config", "a=1,b", "--bootstrap-server", "127.0.0.1:1")
+    assert topics.stderr == b'Error: expected key=value, got "b"\n'
+    registry = seaway("registry", "--memory", "--override", "http.request.max.size=abc")
+    assert registry.returncode == 2
+    assert registry.stderr.decode() == ("seaway registry: invalid settings: http.request.max.size: Input should be "
+                                        'a valid integer, unable to parse string as an integer (got "abc")\n')
+
+
+def test_version_and_a_bad_worker_config_without_traceback(tmp_path: Path) -> None:
+    version = seaway("--version")
+    assert version.returncode == 0 and version.stdout.decode().startswith("seaway 0.1")
+    props = tmp_path / "worker.properties"
+    props.write_text(f"bootstrap.servers=127.0.0.1:1\nlisteners=http://127.0.0.1:{free_port()}\n"
+                     f"offset.storage.file.filename={tmp_path / 'offsets'}\n"
+                     "key.converter=NoSuchConverter\nvalue.converter=org.apache.kafka.connect.storage.StringConverter\n")
+    done = seaway("connect", "standalone", str(props))
+    assert done.returncode == 1
+    assert b"Traceback" not in done.stderr and b"Traceback" not in done.stdout
+    assert done.stderr.decode().splitlines()[-1].startswith(
+        "Error: Invalid value NoSuchConverter for configuration key.converter:")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
+import time
+
 import pytest
 
-from tests.cli.clirun import seaway
+from tests.cli.clirun import SEAWAY, seaway
 from tests.support.broker import BrokerProcess
 
 pytestmark = pytest.mark.timeout(60)
@@ -55,7 +58,7 @@ def test_produce_reports_failures(shared_broker: BrokerProcess, topic_name: str)
     wrong = seaway("produce", topic_name, "--partition", "9", "--timeout", "5", *b, stdin=b"x\n")
     assert wrong.returncode == 1 and "0 of 1 record(s) delivered" in wrong.stderr.decode()
     missing = seaway("consume", topic_name + "-nope", "--timeout-ms", "1000", *b)
-    assert missing.returncode == 1 and missing.stderr.decode().startswith("Error: topic ")
+    assert missing.returncode == 1 and missing.stderr.decode().splitlines()[-1].startswith("Error: topic ")
 
 
 def test_group_consumer_resumes_where_it_left_off(shared_broker: BrokerProcess, topic_name: str) -> None:
@@ -68,3 +71,36 @@ def test_group_consumer_resumes_where_it_left_off(shared_broker: BrokerProcess, 
     assert seaway("produce", topic_name, *b, stdin=b"c\n").returncode == 0
     second = seaway("consume", topic_name, *group, "--max-messages", "1", *b)
     assert (second.returncode, second.stdout) == (0, b"c\n"), second.stderr
+
+
+def test_consume_into_head_exits_once_head_has_its_line(shared_broker: BrokerProcess, topic_name: str) -> None:
+    """``seaway consume T | head -1`` ends once head exits, quietly, even when the topic is quiet.
+
+    Its few records fit in the pipe's buffer, so no write ever fails: the command used to wait
+    for more records forever after head had gone."""
+    b = ["--bootstrap-server", shared_broker.bootstrap]
+    _create(shared_broker, topic_name)
+    assert seaway("produce", topic_name, *b, stdin=b"one\ntwo\nthree\n").returncode == 0
+    started = time.monotonic()
+    piped = subprocess.run(f"{SEAWAY} consume {topic_name} --from-beginning --bootstrap-server "
+                           f"{shared_broker.bootstrap} | head -1", shell=True, capture_output=True, timeout=30)
+    assert piped.stdout == b"one\n"
+    assert time.monotonic() - started < 15
+    assert b"Traceback" not in piped.stderr and b"BrokenPipe" not in piped.stderr, piped.stderr
+
+
+def test_consume_waits_for_a_topic_that_appears(shared_broker: BrokerProcess, topic_name: str) -> None:
+    """Run right after a connector is created, consume finds the topic once it exists."""
+    b = ["--bootstrap-server", shared_broker.bootstrap]
+    consumer = subprocess.Popen([SEAWAY, "consume", topic_name, "--from-beginning", "--max-messages", "1", *b],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        time.sleep(2)
+        assert seaway("produce", topic_name, *b, stdin=b"late\n").returncode == 0
+        out, err = consumer.communicate(timeout=30)
+    finally:
+        if consumer.poll() is None:
+            consumer.kill()
+            consumer.wait()
+    assert (consumer.returncode, out) == (0, b"late\n"), err
+    assert f"Waiting up to 30s for topic {topic_name} to exist" in err.decode()

@@ -11,13 +11,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
-from seaway.cli.topics import CliError, parse_properties
+from seaway.cli.topics import CliError, parse_properties, shown
 
 __all__ = ["DEFAULT_URL", "load_connector_file", "main", "render_table"]
 
@@ -74,12 +75,20 @@ class Api:
         except httpx.HTTPError as exc:
             raise CliError(f"cannot reach the Connect REST API at {self.url}: {exc}") from None
         if reply.status_code >= 400:
-            try:
-                message = str(reply.json().get("message", reply.text))
-            except (ValueError, AttributeError):
-                message = reply.text or reply.reason_phrase
-            raise CliError(f"{message} (HTTP {reply.status_code})")
+            raise CliError(f"{_error_message(reply)} (HTTP {reply.status_code})")
         return reply.json() if reply.content else None
+
+
+def _error_message(reply: httpx.Response) -> str:
+    """Kafka Connect's ``{"error_code", "message"}``'s message; any other body as compact JSON or text."""
+    try:
+        doc = reply.json()
+    except ValueError:
+        return reply.text.strip() or reply.reason_phrase
+    message = doc.get("message") if isinstance(doc, dict) else None
+    if isinstance(message, str) and message:
+        return message
+    return json.dumps(doc if message is None else message, ensure_ascii=False, separators=(", ", ": "))
 
 
 def _path(name: str, *rest: str) -> str:
@@ -114,11 +123,41 @@ def _create(api: Api, args: argparse.Namespace) -> tuple[Any, str]:
     return doc, f"Created connector {doc['name']}."
 
 
+_STARTING = frozenset({"UNASSIGNED", "RUNNING", "RESTARTING"})
+
+
+def _connector_state(api: Api, name: str) -> str:
+    """The connector's state, or UNASSIGNED while the worker has none to report yet."""
+    try:
+        return str(api.call("GET", _path(name, "status"))["connector"]["state"])
+    except CliError:  # 404 right after a create, before the status is written
+        return "UNASSIGNED"
+
+
 def _get(api: Api, args: argparse.Namespace) -> tuple[Any, str]:
+    """The connector's config and tasks; right after a create, waits up to ``--wait`` s for its tasks.
+
+    A worker creates a connector's tasks only once the connector has started and computed its
+    task configs (in a cluster, after a rebalance too), so a GET straight after POST can list no
+    tasks; Kafka's REST API answers the same. Rather than show an empty list as if it were the
+    answer, ``get`` polls while the connector is starting and says why when there are none.
+    """
     doc = api.call("GET", _path(args.name))
+    state = ""
+    deadline = time.monotonic() + max(0.0, args.wait)
+    while not doc.get("tasks"):
+        state = _connector_state(api, args.name)
+        if state not in _STARTING or time.monotonic() >= deadline:
+            break
+        time.sleep(0.2)
+        doc = api.call("GET", _path(args.name))
     config = doc.get("config", {})
+    tasks = ", ".join(str(t["task"]) for t in doc.get("tasks", []))
+    if not tasks:
+        tasks = (f"none yet (the connector is {state} and has not started its tasks; run again in a moment)"
+                 if state in _STARTING else f"none (the connector is {state})")
     lines = [f"Name:   {doc['name']}", f"Type:   {doc['type']}", f"Class:  {config.get('connector.class', '')}",
-             f"Tasks:  {', '.join(str(t['task']) for t in doc.get('tasks', [])) or '-'}", "Config:"]
+             f"Tasks:  {tasks}", "Config:"]
     lines += [f"  {k} = {v}" for k, v in sorted(config.items())]
     return doc, "\n".join(lines)
 
@@ -132,7 +171,7 @@ def _config(api: Api, args: argparse.Namespace) -> tuple[Any, str]:
         for item in args.set or []:
             key, sep, value = item.partition("=")
             if not sep or not key.strip():
-                raise CliError(f"expected key=value, got {item!r}")
+                raise CliError(f"expected key=value, got {shown(item)}")
             patch[key.strip()] = value.strip()
         patch.update({key: None for key in args.unset or []})
         doc = api.call("PATCH", _path(args.name, "config"), patch)["config"]
@@ -229,7 +268,9 @@ def _parser() -> argparse.ArgumentParser:
     create.add_argument("file", help="connector config (.json: {name, config} or flat; .properties)")
     create.add_argument("--name", help="connector name (overrides the file's)")
     create.add_argument("--initial-state", choices=["RUNNING", "PAUSED", "STOPPED"], type=str.upper)
-    add("get", _get, "show a connector's config and tasks")
+    get = add("get", _get, "show a connector's config and tasks")
+    get.add_argument("--wait", type=float, default=10.0, metavar="SECONDS",
+                     help="while a just-created connector has no tasks yet, wait this long for them (default 10)")
     config = add("config", _config, "show a connector's config, or change it with --set/--unset/--file")
     config.add_argument("--set", action="append", metavar="KEY=VALUE", help="set a key (PATCH); repeatable")
     config.add_argument("--unset", action="append", metavar="KEY", help="remove a key (PATCH); repeatable")

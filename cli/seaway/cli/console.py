@@ -13,12 +13,21 @@ records or ``--timeout-ms`` without any record, and reports the count on stderr.
 Without ``--group`` the consumer assigns partitions itself (no group coordinator needed,
 nothing committed); with ``--group`` and no ``--partition``/``--offset`` it subscribes and
 commits as a member of that group.
+
+Avro (see :mod:`seaway.cli.console_avro`): consume prints Confluent-framed Avro keys and values
+as JSON, decoded through the schema registry (``--decode auto``, the default); produce
+``--value-schema FILE`` / ``--key-schema FILE`` encodes each line (JSON) with that schema,
+registered under ``<topic>-value`` / ``<topic>-key``.
+
+A reader that goes away (``| head -1``) ends the command quietly (see :mod:`seaway.cli.main`).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import select
+import stat
 import sys
 import time
 import uuid
@@ -36,7 +45,8 @@ from confluent_kafka import (
     Producer,
     TopicPartition,
 )
-from seaway.cli.topics import CliError, add_connection_options, client_config
+from seaway.cli.console_avro import FrameDecoder, JsonAvroEncoder, registry_url
+from seaway.cli.topics import CliError, add_connection_options, client_config, kafka_error_text, shown
 
 __all__ = ["consume", "format_record", "main", "produce"]
 
@@ -61,8 +71,20 @@ def _produce_parser() -> argparse.ArgumentParser:
     parser.add_argument("--partition", type=int, help="the partition to write to (default: the partitioner)")
     parser.add_argument("--acks", choices=sorted(_ACKS), default="all", help="default all")
     parser.add_argument("--compression", choices=_COMPRESSION, default="none")
+    parser.add_argument("--value-schema", metavar="FILE",
+                        help="an Avro schema (.avsc): each value is a JSON document encoded with it, in "
+                        "Confluent's wire format, the schema registered as <topic>-value")
+    parser.add_argument("--key-schema", metavar="FILE",
+                        help="likewise for keys (<topic>-key); needs --key-separator")
+    _add_registry_option(parser)
     add_connection_options(parser)
     return parser
+
+
+def _add_registry_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--schema-registry-url", metavar="URL",
+                        help="for Avro: default $SCHEMA_REGISTRY_URL, else http://localhost:8081 "
+                        "(seaway up's registry)")
 
 
 def _headers(items: Sequence[str]) -> list[tuple[str, str | bytes | None]]:
@@ -70,7 +92,7 @@ def _headers(items: Sequence[str]) -> list[tuple[str, str | bytes | None]]:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise CliError(f"--header expects KEY=VALUE, got {item!r}")
+            raise CliError(f"--header expects KEY=VALUE, got {shown(item)}")
         headers.append((key, value.encode()))
     return headers
 
@@ -80,6 +102,28 @@ def produce(argv: Sequence[str], stdin: IO[bytes] | None = None) -> int:
     args = _produce_parser().parse_args(list(argv))
     headers = _headers(args.header)
     separator = args.key_separator.encode() if args.key_separator else None
+    if args.key_schema and separator is None:
+        raise CliError("--key-schema needs --key-separator (each line is KEY<sep>VALUE)")
+    url = registry_url(args.schema_registry_url)
+    encoders: list[JsonAvroEncoder] = []
+    try:
+        key_avro = value_avro = None
+        if args.key_schema:
+            key_avro = JsonAvroEncoder(url, args.key_schema, is_key=True)
+            encoders.append(key_avro)
+            key_avro.schema_id(args.topic)
+        if args.value_schema:
+            value_avro = JsonAvroEncoder(url, args.value_schema, is_key=False)
+            encoders.append(value_avro)
+            value_avro.schema_id(args.topic)
+        return _produce(args, headers, separator, key_avro, value_avro, stdin)
+    finally:
+        for encoder in encoders:
+            encoder.close()
+
+
+def _produce(args: argparse.Namespace, headers: list[tuple[str, str | bytes | None]], separator: bytes | None,
+             key_avro: JsonAvroEncoder | None, value_avro: JsonAvroEncoder | None, stdin: IO[bytes] | None) -> int:
     producer = Producer(client_config(args, **{
         "acks": _ACKS[args.acks],
         "compression.type": args.compression,
@@ -105,9 +149,17 @@ def produce(argv: Sequence[str], stdin: IO[bytes] | None = None) -> int:
         if separator is not None:
             key, sep, value = line.partition(separator)
             if not sep:
-                failures.append(f"line {number} has no key separator {args.key_separator!r}")
+                failures.append(f"line {number} has no key separator {shown(args.key_separator)}")
                 continue
             line = value
+        try:
+            if key_avro is not None and key is not None:
+                key = key_avro.encode(key, args.topic)
+            if value_avro is not None:
+                line = value_avro.encode(line, args.topic)
+        except ValueError as exc:
+            failures.append(f"line {number}: {exc}")
+            continue
         while True:
             try:
                 producer.produce(args.topic, line, key, headers=headers or None, on_delivery=on_delivery,
@@ -143,6 +195,11 @@ def _consume_parser() -> argparse.ArgumentParser:
     parser.add_argument("--print-key", action="store_true")
     parser.add_argument("--print-headers", action="store_true")
     parser.add_argument("--key-separator", default="\t", metavar="SEP", help="between fields (default tab)")
+    parser.add_argument("--decode", choices=("auto", "avro", "none"), default="auto",
+                        help="auto (default): print Confluent-framed Avro keys and values as JSON, decoded "
+                        "through the schema registry, anything else as it is; avro: every key and value must "
+                        "decode; none: bytes as they are")
+    _add_registry_option(parser)
     add_connection_options(parser)
     return parser
 
@@ -153,8 +210,9 @@ def _as_bytes(value: str | bytes | None) -> bytes:
     return value.encode() if isinstance(value, str) else value
 
 
-def format_record(msg: Message, print_key: bool, print_headers: bool, separator: bytes) -> bytes:
-    """kafka-console-consumer's line for one record, without the newline."""
+def format_record(msg: Message, print_key: bool, print_headers: bool, separator: bytes,
+                  decoder: FrameDecoder | None = None) -> bytes:
+    """kafka-console-consumer's line for one record, without the newline (Avro as JSON with ``decoder``)."""
     fields: list[bytes] = []
     if print_headers:
         headers = msg.headers() or []
@@ -163,8 +221,12 @@ def format_record(msg: Message, print_key: bool, print_headers: bool, separator:
         fields.append(rendered if pairs else b"NO_HEADERS")
     if print_key:
         key = msg.key()
+        if decoder is not None:
+            key = decoder.decode(key, "key", msg)
         fields.append(b"null" if key is None else key)
     value = msg.value()
+    if decoder is not None:
+        value = decoder.decode(value, "value", msg)
     fields.append(b"null" if value is None else value)
     return separator.join(fields)
 
@@ -180,19 +242,36 @@ def _start_offset(args: argparse.Namespace) -> int:
     try:
         offset = int(args.offset)
     except ValueError:
-        raise CliError(f"--offset must be a number, earliest or latest, not {args.offset!r}") from None
+        raise CliError(f"--offset must be a number, earliest or latest, not {shown(args.offset)}") from None
     if offset < 0:
         raise CliError("--offset must not be negative")
     return offset
 
 
 def _assign(consumer: Consumer, args: argparse.Namespace) -> None:
+    """Assign the topic's partitions, waiting for the topic to exist (``--timeout-ms``, else ``--timeout``).
+
+    A connector creates its topic with its first record, moments after it was created: a user
+    who runs ``seaway consume`` right after ``seaway connectors create`` should see the records,
+    not an error, as kafka-console-consumer waits for its topic.
+    """
     start = _start_offset(args)
-    try:
-        metadata = consumer.list_topics(args.topic, timeout=args.timeout)
-    except KafkaException as exc:
-        raise CliError(f"fetching metadata of {args.topic}: {exc}") from None
-    topic = metadata.topics.get(args.topic)
+    patience = args.timeout_ms / 1000.0 if args.timeout_ms is not None else args.timeout
+    deadline = time.monotonic() + patience
+    noted = False
+    while True:
+        try:
+            metadata = consumer.list_topics(args.topic, timeout=args.timeout)
+        except KafkaException as exc:
+            raise CliError(f"fetching metadata of {args.topic}: {kafka_error_text(exc)}") from None
+        topic = metadata.topics.get(args.topic)
+        missing = topic is None or (topic.error is not None and topic.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART)
+        if not missing or time.monotonic() >= deadline:
+            break
+        if not noted:
+            noted = True
+            print(f"Waiting up to {patience:g}s for topic {args.topic} to exist", file=sys.stderr, flush=True)
+        time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
     if topic is None or topic.error is not None:
         reason = _error_text(topic.error) if topic is not None and topic.error is not None else "not found"
         raise CliError(f"topic {args.topic}: {reason}")
@@ -202,6 +281,27 @@ def _assign(consumer: Consumer, args: argparse.Namespace) -> None:
             raise CliError(f"topic {args.topic} has no partition {args.partition} (it has {len(partitions)})")
         partitions = [args.partition]
     consumer.assign([TopicPartition(args.topic, p, start) for p in partitions])
+
+
+def _reader_gone(out: IO[bytes]) -> bool:
+    """Whether ``out`` is a pipe whose reader has exited (``| head -1`` got its line).
+
+    A write would say so, but once a quiet topic's records are all written no write comes, and
+    the command would wait for records forever after its reader left. Linux flags the write end
+    of such a pipe with POLLERR; this checks it without blocking, once per poll of the consumer.
+    """
+    try:
+        fd = out.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    try:
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return False
+        poller = select.poll()
+        poller.register(fd, 0)  # POLLERR and POLLHUP are reported whatever the mask
+        return any(event & (select.POLLERR | select.POLLHUP) for _, event in poller.poll(0))
+    except OSError:
+        return False
 
 
 def _write(out: IO[bytes], lines: list[bytes]) -> None:
@@ -221,6 +321,7 @@ def consume(argv: Sequence[str], stdout: IO[bytes] | None = None) -> int:
         "auto.offset.reset": "earliest" if args.from_beginning else "latest",
     }))
     count = 0
+    decoder = FrameDecoder(registry_url(args.schema_registry_url), args.decode)
     try:
         if args.group and args.partition is None and args.offset is None:
             consumer.subscribe([args.topic])
@@ -229,6 +330,8 @@ def consume(argv: Sequence[str], stdout: IO[bytes] | None = None) -> int:
         last = time.monotonic()
         silence = args.timeout_ms / 1000.0 if args.timeout_ms is not None else None
         while args.max_messages is None or count < args.max_messages:
+            if _reader_gone(out):
+                raise BrokenPipeError
             wanted = 500 if args.max_messages is None else min(500, args.max_messages - count)
             wait = 1.0 if silence is None else max(0.0, min(1.0, last + silence - time.monotonic()))
             messages = consumer.consume(wanted, wait)
@@ -240,7 +343,11 @@ def consume(argv: Sequence[str], stdout: IO[bytes] | None = None) -> int:
                         continue
                     _write(out, lines)
                     raise CliError(f"consuming {args.topic}: {_error_text(err)}")
-                lines.append(format_record(msg, args.print_key, args.print_headers, separator))
+                try:
+                    lines.append(format_record(msg, args.print_key, args.print_headers, separator, decoder))
+                except CliError:
+                    _write(out, lines)
+                    raise
             _write(out, lines)
             count += len(lines)
             if lines:
@@ -253,6 +360,7 @@ def consume(argv: Sequence[str], stdout: IO[bytes] | None = None) -> int:
         # The reader went away (| head): stop quietly, and keep Python from complaining at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     finally:
+        decoder.close()
         consumer.close()
     print(f"Processed a total of {count} messages", file=sys.stderr)
     return 0
@@ -269,5 +377,5 @@ def main(argv: Sequence[str]) -> int:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     except (KafkaException, ValueError) as exc:
-        print(f"Error: {exc}", file=sys.stderr)
+        print(f"Error: {kafka_error_text(exc)}", file=sys.stderr)
         return 1

@@ -59,9 +59,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         module = importlib.import_module(entry[0])
-        if entry[0] == "seaway.cli.console":
-            return int(module.main([name, *rest]))
-        return int(module.main(rest))
+        code = int(module.main([name, *rest]) if entry[0] == "seaway.cli.console" else module.main(rest))
+        sys.stdout.flush()  # here, where a reader that went away is handled, not at interpreter exit
+        return code
     except BrokenPipeError:
         # stdout's reader is gone: point stdout at /dev/null so the interpreter's final flush
         # does not raise again, and exit as a process killed by SIGPIPE would report (128 + 13)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from seaway.cli.topics import CliError, parse_properties
+from seaway.cli.topics import CliError, parse_properties, shown
 from seaway.errors import SeawayError
 
 __all__ = ["READY", "build_parser", "load_settings", "main"]
@@ -51,10 +51,20 @@ def load_settings(config: Path | None, overrides: list[str]) -> Any:
         props.update(parse_properties(config.read_text(encoding="utf-8")))
     for item in overrides:
         if "=" not in item:
-            raise CliError(f"--override needs KEY=VALUE, got {item!r}")
+            raise CliError(f"--override needs KEY=VALUE, got {shown(item)}")
         key, value = item.split("=", 1)
         props[key.strip()] = value.strip()
     return RegistrySettings.from_properties(props)
+
+
+def _settings_error(exc: ValidationError) -> str:
+    """pydantic's report as one line in the properties' own names: ``http.request.max.size: ... (got "abc")``."""
+    problems = []
+    for error in exc.errors():
+        name = ".".join(str(part) for part in error["loc"]).replace("_", ".") or "settings"
+        got = f" (got {shown(error['input'])})" if "input" in error and not isinstance(error["input"], dict) else ""
+        problems.append(f"{name}: {error['msg']}{got}")
+    return "invalid settings: " + "; ".join(problems)
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -73,14 +83,23 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(args.config, args.override)
         scheme, host, port = settings.first_listener
         if scheme != "http":
-            raise CliError(f"only http listeners are supported, got {settings.listeners!r}")
-        sock = _bind(host, port)
-    except (CliError, ValidationError, OSError) as exc:
+            raise CliError(f"only http listeners are supported, got {shown(settings.listeners)}")
+    except ValidationError as exc:
+        print(f"seaway registry: {_settings_error(exc)}", file=sys.stderr)
+        return 2
+    except (CliError, OSError) as exc:
         print(f"seaway registry: {exc}", file=sys.stderr)
         return 2
+    try:
+        sock = _bind(host, port)
+    except OSError as exc:
+        from seaway.cli.ports import describe
+
+        print(f"seaway registry: listeners={settings.listeners}: {describe((host, port), exc)}", file=sys.stderr)
+        return 2
     bound_port = sock.getsockname()[1]
-    shown = "[" + host + "]" if ":" in host else host
-    url = f"{scheme}://{shown}:{bound_port}"
+    url_host = "[" + host + "]" if ":" in host else host
+    url = f"{scheme}://{url_host}:{bound_port}"
     settings = settings.model_copy(update={"listeners": url})
     try:
         return _serve(settings, sock, url, memory=args.memory)

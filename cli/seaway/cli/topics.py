@@ -36,8 +36,10 @@ __all__ = [
     "CliError",
     "add_connection_options",
     "client_config",
+    "kafka_error_text",
     "main",
     "parse_properties",
+    "shown",
     "split_config_list",
 ]
 
@@ -46,6 +48,11 @@ DEFAULT_BOOTSTRAP = "localhost:9092"
 
 class CliError(Exception):
     """A failure to report as one line and exit status 1."""
+
+
+def shown(value: object) -> str:
+    """``value`` quoted for an error message: as JSON (``"a=b"``, ``{"k": 1}``), never a Python repr."""
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def parse_properties(text: str) -> dict[str, str]:
@@ -57,7 +64,7 @@ def parse_properties(text: str) -> dict[str, str]:
             continue
         cut = min((i for i in (line.find("="), line.find(":")) if i > 0), default=-1)
         if cut < 0:
-            raise CliError(f"line {number} is not key=value: {raw!r}")
+            raise CliError(f"line {number} is not key=value: {shown(raw)}")
         props[line[:cut].strip()] = line[cut + 1:].strip()
     return props
 
@@ -119,11 +126,11 @@ def split_config_list(text: str) -> list[str]:
 def _key_value(item: str) -> tuple[str, str]:
     key, sep, value = item.partition("=")
     if not sep or not key.strip():
-        raise CliError(f"expected key=value, got {item!r}")
+        raise CliError(f"expected key=value, got {shown(item)}")
     return key.strip(), value.strip()
 
 
-def _kafka_error(exc: BaseException) -> str:
+def kafka_error_text(exc: BaseException) -> str:
     """'NAME: message' for a KafkaException, else the exception's text."""
     err = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
     if isinstance(err, KafkaError):
@@ -135,7 +142,7 @@ def _wait(future: Any, what: str, timeout: float) -> Any:
     try:
         return future.result(timeout=timeout)
     except KafkaException as exc:
-        raise CliError(f"{what}: {_kafka_error(exc)}") from None
+        raise CliError(f"{what}: {kafka_error_text(exc)}") from None
     except TimeoutError:
         raise CliError(f"{what}: no answer from the cluster within {timeout:g}s") from None
 
@@ -156,7 +163,7 @@ def _create(admin: AdminClient, args: argparse.Namespace) -> Any:
         exists = isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS
         if args.if_not_exists and exists:
             return {"topic": args.name, "created": False} if args.json else None
-        raise CliError(f"creating topic {args.name}: {_kafka_error(exc)}") from None
+        raise CliError(f"creating topic {args.name}: {kafka_error_text(exc)}") from None
     if args.json:
         return {"topic": args.name, "created": not args.validate_only, "validate_only": args.validate_only}
     verb = "Validated creation of" if args.validate_only else "Created"
@@ -168,7 +175,7 @@ def _metadata(admin: AdminClient, timeout: float) -> Any:
     try:
         return admin.list_topics(timeout=timeout)
     except KafkaException as exc:
-        raise CliError(f"listing topics: {_kafka_error(exc)}") from None
+        raise CliError(f"listing topics: {kafka_error_text(exc)}") from None
 
 
 def _list(admin: AdminClient, args: argparse.Namespace) -> Any:
@@ -239,7 +246,7 @@ def _delete(admin: AdminClient, args: argparse.Namespace) -> Any:
             missing = isinstance(err, KafkaError) and err.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
             if args.if_exists and missing:
                 continue
-            failures.append(f"deleting topic {name}: {_kafka_error(exc)}")
+            failures.append(f"deleting topic {name}: {kafka_error_text(exc)}")
     if not args.json:
         for name in deleted:
             print(f"Deleted topic {name}.")
@@ -324,7 +331,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     except (KafkaException, ValueError, TypeError) as exc:
-        print(f"Error: {_kafka_error(exc)}", file=sys.stderr)
+        print(f"Error: {kafka_error_text(exc)}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(result, indent=2))

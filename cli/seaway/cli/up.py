@@ -5,18 +5,30 @@ The main command: one line gives a working Kafka-compatible platform on this mac
     seaway up --data-dir ./seaway-data
 
 Each part runs as its own process (exactly the commands an operator would run by hand), with
-its log in ``<data-dir>/logs/<part>.log``. ``up`` starts the broker and waits until it answers
-metadata requests, then the registry (``GET /``) and the worker (``GET /health``), prints the
-addresses, and supervises: if any part exits, it says so and stops the others (exit status 1);
-Ctrl-C or SIGTERM stops them all cleanly, last started first (exit status 0).
+its log in ``<data-dir>/logs/<part>.log``. ``up`` first checks that every port it will listen
+on is free (naming the part and port that is not), starts the broker and waits until it says
+it is ready and answers metadata requests, then the registry and the worker likewise, prints
+the addresses, and supervises: if any part exits, it says so and stops the others (exit status
+1); Ctrl-C or SIGTERM stops them all cleanly, last started first (exit status 0). A part counts
+as ready only once its own process has printed its ready line, so another server answering on
+the same port is never taken for it.
 
-The worker runs in standalone mode with its offsets in ``<data-dir>/connect/connect.offsets``.
+The worker runs in distributed mode, a Connect cluster of one whose connector configs,
+offsets and statuses live in topics of the embedded broker (``connect-configs``,
+``connect-offsets``, ``connect-status``), so connectors survive restarts, as with Confluent's
+local stack. Values default to Avro through the registry (keys to strings).
+
+Configuration: each part's settings are, later winning, the defaults ``up`` derives from its
+options (ports, host, data directory), the part's config file (``--broker-config``,
+``--registry-config``, ``--worker-config``, else ``<data-dir>/config/<part>.properties``,
+which ``up`` writes, all comments, only when it is missing and never touches again) and
+``--override part.key=value``. The merged result each part runs with is written to
+``<data-dir>/run/<part>.properties`` at every start.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import signal
 import subprocess
@@ -24,15 +36,26 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 import httpx
+from seaway.cli.ports import describe, endpoints, first_taken, local_address
+from seaway.cli.topics import CliError, parse_properties, shown
 
-__all__ = ["Part", "main", "wait_healthy"]
+__all__ = ["COMPONENTS", "Part", "main", "plan", "wait_healthy"]
 
 STOP_TIMEOUT = 20.0
+COMPONENTS = ("broker", "registry", "worker")
+"""The ``component`` of ``--override component.key=value`` and of ``<data-dir>/config/<component>.properties``."""
+
+# what each part prints once it serves (seaway broker / seaway registry / seaway connect distributed)
+_READY = {"broker": "seaway broker ready on ", "registry": "seaway registry ready on ",
+          "connect": "seaway connect worker ready on "}
+_CONFIG_FLAG = {"broker": "--broker-config", "registry": "--registry-config", "worker": "--worker-config"}
+_NAMES = {"broker": "Kafka's broker", "registry": "Confluent Schema Registry's", "worker": "Kafka Connect's worker"}
+_LABEL = {"broker": "broker", "registry": "schema registry", "connect": "Connect worker"}
 
 
 @dataclass
@@ -43,22 +66,34 @@ class Part:
     args: list[str]
     address: str
     healthy: Callable[[], bool]
-    env: dict[str, str] = field(default_factory=dict)
+    listeners: list[tuple[str, int]]
+    ready_line: str = ""
     proc: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
     _log: IO[bytes] | None = None
+    _log_start = 0
 
     def start(self, logs: Path) -> None:
         self.log_path = logs / f"{self.name}.log"
         self._log = self.log_path.open("ab")
+        self._log_start = self._log.tell()  # the ready line must come from this run, not an earlier one
         # a session of its own: Ctrl-C reaches only `seaway up`, which stops the parts in order
         self.proc = subprocess.Popen(self.args, stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
-                                     start_new_session=True)
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1"}, start_new_session=True)
 
     @property
     def exit_code(self) -> int | None:
         return None if self.proc is None else self.proc.poll()
+
+    def said_ready(self) -> bool:
+        """Whether this run's process printed its ready line (not some other server on the port)."""
+        if not self.ready_line:
+            return True
+        if self.log_path is None or not self.log_path.exists():
+            return False
+        with self.log_path.open("rb") as f:
+            f.seek(self._log_start)
+            return any(line.startswith(self.ready_line.encode()) for line in f)
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -75,7 +110,10 @@ class Part:
     def tail(self, lines: int = 5) -> str:
         if self.log_path is None or not self.log_path.exists():
             return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        with self.log_path.open("rb") as f:
+            f.seek(self._log_start)
+            text = f.read().decode(errors="replace")
+        return "\n".join([line for line in text.splitlines() if not line.startswith("%")][-lines:])
 
 
 def _http_ok(url: str) -> Callable[[], bool]:
@@ -111,7 +149,7 @@ def _silent_logger() -> Any:
 
 
 def wait_healthy(part: Part, timeout: float, stopping: threading.Event) -> str | None:
-    """None once ``part`` is healthy, else why not (it exited, timed out, or we are stopping)."""
+    """None once ``part`` said it is ready and answers, else why not (it exited, timed out, we are stopping)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if stopping.is_set():
@@ -119,85 +157,182 @@ def wait_healthy(part: Part, timeout: float, stopping: threading.Event) -> str |
         code = part.exit_code
         if code is not None:
             return f"{part.name} exited with status {code} while starting"
-        if part.healthy():
+        if part.said_ready() and part.healthy():
             return None
         stopping.wait(0.2)
     return f"{part.name} was not healthy within {timeout:g}s"
 
 
-def _worker_properties(
-    data: Path, host: str, bootstrap: str, rest_port: int, registry_url: str | None, advertised_host: str | None
-) -> Path:
-    """The worker's config. With a registry, values default to Avro through it (Confluent's
-    usual setup) and keys to strings; without one, both default to JSON with schemas."""
-    connect_dir = data / "connect"
-    connect_dir.mkdir(parents=True, exist_ok=True)
-    path = connect_dir / "worker.properties"
-    path.write_text("\n".join([
-        "# written by `seaway up`; edit freely, it is rewritten at each start",
-        f"bootstrap.servers={bootstrap}",
-        f"listeners=http://{host}:{rest_port}",
-        *([f"rest.advertised.host.name={advertised_host}"] if advertised_host else []),
-        f"offset.storage.file.filename={connect_dir / 'connect.offsets'}",
-        *(
-            [
-                "key.converter=org.apache.kafka.connect.storage.StringConverter",
-                "value.converter=io.confluent.connect.avro.AvroConverter",
-                f"value.converter.schema.registry.url={registry_url}",
-            ]
-            if registry_url
-            else [
-                "key.converter=org.apache.kafka.connect.json.JsonConverter",
-                "value.converter=org.apache.kafka.connect.json.JsonConverter",
-            ]
-        ),
+# -- configuration ----------------------------------------------------------------------------------
+
+def _broker_defaults(args: argparse.Namespace, data: Path) -> dict[str, str]:
+    props = {"log.dirs": str(data / "broker"), "listeners": f"PLAINTEXT://{args.host}:{args.broker_port}",
+             # Kafka's own config/server.properties for a single development broker: consumer
+             # groups (and the Connect worker's group) start at once instead of after 3 s
+             "group.initial.rebalance.delay.ms": "0"}
+    if args.advertised_host:
+        props["advertised.listeners"] = f"PLAINTEXT://{args.advertised_host}:{args.broker_port}"
+    return props
+
+
+def _registry_defaults(args: argparse.Namespace, bootstrap: str) -> dict[str, str]:
+    props = {"listeners": f"http://{args.host}:{args.registry_port}", "kafkastore.bootstrap.servers": bootstrap,
+             "kafkastore.topic.replication.factor": "1"}
+    if args.advertised_host:
+        props["host.name"] = args.advertised_host
+    return props
+
+
+def _worker_defaults(args: argparse.Namespace, bootstrap: str, registry_url: str | None) -> dict[str, str]:
+    """A Connect cluster of one on the embedded broker (Kafka's connect-distributed.properties names).
+
+    With a registry, values default to Avro through it (Confluent's usual setup) and keys to
+    strings; without one, both default to JSON with schemas.
+    """
+    props = {
+        "bootstrap.servers": bootstrap,
+        "listeners": f"http://{args.host}:{args.rest_port}",
+        "group.id": "connect-cluster",
+        "config.storage.topic": "connect-configs",
+        "offset.storage.topic": "connect-offsets",
+        "status.storage.topic": "connect-status",
+        "config.storage.replication.factor": "1",
+        "offset.storage.replication.factor": "1",
+        "status.storage.replication.factor": "1",
+        "offset.flush.interval.ms": "10000",
+    }
+    if args.advertised_host:
+        props["rest.advertised.host.name"] = args.advertised_host
+    if registry_url:
+        props.update({"key.converter": "org.apache.kafka.connect.storage.StringConverter",
+                      "value.converter": "io.confluent.connect.avro.AvroConverter",
+                      "value.converter.schema.registry.url": registry_url})
+    else:
+        props.update({"key.converter": "org.apache.kafka.connect.json.JsonConverter",
+                      "value.converter": "org.apache.kafka.connect.json.JsonConverter"})
+    return props
+
+
+def parse_overrides(items: Sequence[str]) -> dict[str, dict[str, str]]:
+    """``--override component.key=value`` items by component (broker, registry or worker)."""
+    out: dict[str, dict[str, str]] = {c: {} for c in COMPONENTS}
+    for item in items:
+        target, sep, value = item.partition("=")
+        component, dot, key = target.strip().partition(".")
+        if not sep or not dot or not key:
+            raise CliError(f"--override expects component.key=value, got {shown(item)}")
+        if component not in out:
+            raise CliError(f"--override {shown(item)}: the component must be one of {', '.join(COMPONENTS)}, "
+                           f"not {shown(component)}")
+        out[component][key] = value.strip()
+    return out
+
+
+def _template(component: str, defaults: dict[str, str], data: Path) -> str:
+    lines = [
+        f"# Your settings for the {component} that `seaway up` runs ({_NAMES[component]} property names).",
+        "# `seaway up` wrote this file because it was missing and never changes it afterwards.",
+        "# At each start the settings are, later winning: the defaults `seaway up` derives from its",
+        f"# options, this file, then `--override {component}.KEY=VALUE`. The merged settings are in",
+        f"# {data / 'run' / (component + '.properties')}.",
+        "#",
+        "# The defaults when this file was written (uncomment a line to change it):",
+        *(f"# {key}={value}" for key, value in defaults.items()),
         "",
-    ]), encoding="utf-8")
+    ]
+    return "\n".join(lines)
+
+
+def _user_config(component: str, given: Path | None, data: Path, defaults: dict[str, str]) -> dict[str, str]:
+    """The user's file for ``component``: the one given, else ``<data>/config/<component>.properties``.
+
+    The data directory's file is created (comments only) when absent and otherwise only read.
+    """
+    path = given
+    if path is None:
+        path = data / "config" / f"{component}.properties"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(_template(component, defaults, data), encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"{_CONFIG_FLAG[component]} {path}: {exc.strerror or exc}") from None
+    try:
+        return parse_properties(text)
+    except CliError as exc:
+        raise CliError(f"{path}: {exc}") from None
+
+
+def _effective(component: str, args: argparse.Namespace, data: Path, defaults: dict[str, str],
+               overrides: dict[str, dict[str, str]]) -> Path:
+    """Merge defaults < file < overrides and write the result to ``<data>/run/<component>.properties``."""
+    given: Path | None = getattr(args, component + "_config")
+    props = {**defaults, **_user_config(component, given, data, defaults), **overrides[component]}
+    run = data / "run"
+    run.mkdir(parents=True, exist_ok=True)
+    path = run / f"{component}.properties"
+    source = str(given) if given is not None else str(data / "config" / f"{component}.properties")
+    header = [f"# Written by `seaway up` at each start from its defaults, {source} and --override {component}.*;",
+              f"# edit {source} instead of this file."]
+    path.write_text("\n".join([*header, *(f"{k}={v}" for k, v in props.items()), ""]), encoding="utf-8")
     return path
 
 
+def _read(path: Path) -> dict[str, str]:
+    return parse_properties(path.read_text(encoding="utf-8"))
+
+
+def _python(*args: str) -> list[str]:
+    # -P: the working directory is not put on sys.path (nothing is imported from wherever up was run)
+    return [sys.executable, "-P", "-m", "seaway.cli.main", *args]
+
+
 def plan(args: argparse.Namespace) -> list[Part]:
-    """The parts to start, in order, from the command line."""
+    """The parts to start, in order, from the command line and the config files."""
     data: Path = args.data_dir.resolve()
-    host = args.host
-    # The parts reach each other on loopback when listening on every interface.
-    local = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
-    bootstrap = f"{local}:{args.broker_port}"
-    (data / "broker").mkdir(parents=True, exist_ok=True)
-    broker = [sys.executable, "-m", "seaway.broker", "--override", f"log.dirs={data / 'broker'}",
-              "--override", f"listeners=PLAINTEXT://{host}:{args.broker_port}"]
-    if args.advertised_host:
-        broker += ["--override", f"advertised.listeners=PLAINTEXT://{args.advertised_host}:{args.broker_port}"]
-    parts = [Part("broker", broker, bootstrap, _broker_ok(bootstrap))]
+    overrides = parse_overrides(args.override)
+    broker_file = _effective("broker", args, data, _broker_defaults(args, data), overrides)
+    broker_listeners = endpoints(_read(broker_file).get("listeners", "PLAINTEXT://:9092"))
+    if not broker_listeners:
+        raise CliError(f"the broker has no listener with a port (listeners in {broker_file})")
+    # the parts reach each other on loopback when a server listens on every interface
+    bootstrap_host, bootstrap_port = broker_listeners[0]
+    bootstrap = f"{local_address(bootstrap_host)}:{bootstrap_port}"
+    parts = [Part("broker", _python("broker", "--config", str(broker_file)), bootstrap, _broker_ok(bootstrap),
+                  broker_listeners, _READY["broker"])]
+    registry_url: str | None = None
     if not args.no_registry:
-        url = f"http://{local}:{args.registry_port}"
-        settings = {"kafkastore.bootstrap.servers": bootstrap, "kafkastore.topic.replication.factor": "1",
-                    "listeners": f"http://{host}:{args.registry_port}"}
-        if args.advertised_host:
-            settings["host.name"] = args.advertised_host
-        if importlib.util.find_spec("seaway.cli.registry") is not None:
-            command = [sys.executable, "-m", "seaway.cli.main", "registry"]
-            for key, value in settings.items():
-                command += ["--override", f"{key}={value}"]
-        else:  # the registry's own command is newer than this one: serve its app directly
-            command = [sys.executable, "-m", "uvicorn", "seaway.schema_registry.app:create_app", "--factory",
-                       "--host", host, "--port", str(args.registry_port), "--log-level", "warning"]
-        env = {"SCHEMA_REGISTRY_" + k.upper().replace(".", "_"): v for k, v in settings.items()}
-        parts.append(Part("registry", command, url, _http_ok(url + "/"), env=env))
+        registry_file = _effective("registry", args, data, _registry_defaults(args, bootstrap), overrides)
+        listeners = endpoints(_read(registry_file).get("listeners", "http://0.0.0.0:8081"))[:1]
+        if not listeners:
+            raise CliError(f"the registry has no listener with a port (listeners in {registry_file})")
+        registry_url = f"http://{_url_host(local_address(listeners[0][0]))}:{listeners[0][1]}"
+        parts.append(Part("registry", _python("registry", "--config", str(registry_file)), registry_url,
+                          _http_ok(registry_url + "/"), listeners, _READY["registry"]))
     if not args.no_connect:
-        url = f"http://{local}:{args.rest_port}"
-        registry_url = None if args.no_registry else f"http://{local}:{args.registry_port}"
-        worker = _worker_properties(data, host, bootstrap, args.rest_port, registry_url, args.advertised_host)
-        parts.append(Part("connect", [sys.executable, "-m", "seaway.cli.main", "connect", "standalone", str(worker)],
-                          url, _http_ok(url + "/health")))
+        worker_file = _effective("worker", args, data, _worker_defaults(args, bootstrap, registry_url), overrides)
+        listeners = endpoints(_read(worker_file).get("listeners", "http://:8083"))[:1]
+        if not listeners:
+            raise CliError(f"the worker has no listener with a port (listeners in {worker_file})")
+        url = f"http://{_url_host(local_address(listeners[0][0]))}:{listeners[0][1]}"
+        parts.append(Part("connect", _python("connect", "distributed", str(worker_file)), url,
+                          _http_ok(url + "/health"), listeners, _READY["connect"]))
     return parts
 
 
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="seaway up", description="Start a broker, a schema registry and a Connect "
-                                "worker on one data directory, and supervise them until Ctrl-C.")
+    p = argparse.ArgumentParser(
+        prog="seaway up", description="Start a broker, a schema registry and a Connect worker (distributed mode, "
+        "a cluster of one) on one data directory, and supervise them until Ctrl-C.",
+        epilog="Settings, later winning: up's defaults, the part's config file, --override. "
+        "The files up writes into DIR/config/ when missing are never overwritten.")
     p.add_argument("--data-dir", type=Path, default=Path("seaway-data"), metavar="DIR",
-                   help="where every part keeps its data and logs (default ./seaway-data)")
+                   help="where every part keeps its data, config and logs (default ./seaway-data)")
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     p.add_argument("--advertised-host", metavar="HOST",
                    help="the name clients use to reach this machine, given to them in the broker's metadata "
@@ -206,6 +341,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--broker-port", type=int, default=9092)
     p.add_argument("--rest-port", type=int, default=8083, help="the Connect worker's REST API")
     p.add_argument("--registry-port", type=int, default=8081)
+    p.add_argument("--broker-config", type=Path, metavar="FILE",
+                   help="the broker's server.properties (default DIR/config/broker.properties)")
+    p.add_argument("--registry-config", type=Path, metavar="FILE",
+                   help="the registry's schema-registry.properties (default DIR/config/registry.properties)")
+    p.add_argument("--worker-config", type=Path, metavar="FILE",
+                   help="the Connect worker's connect-distributed.properties (default DIR/config/worker.properties)")
+    p.add_argument("--override", action="append", default=[], metavar="COMPONENT.KEY=VALUE",
+                   help="set one property of broker, registry or worker, e.g. --override "
+                   "worker.offset.flush.interval.ms=5000 (repeatable; wins over the files)")
     p.add_argument("--no-registry", action="store_true", help="do not start the schema registry")
     p.add_argument("--no-connect", action="store_true", help="do not start a Connect worker")
     p.add_argument("--startup-timeout", type=float, default=60.0, metavar="SECONDS",
@@ -222,8 +366,26 @@ def _say(message: str) -> None:
     print(f"seaway up: {message}", flush=True)
 
 
+def _taken_port(parts: Sequence[Part]) -> str | None:
+    """Why ``up`` cannot start: the first part whose port another process holds, or None."""
+    for part in parts:
+        found = first_taken(part.listeners)
+        if found is not None:
+            return f"cannot start the {_LABEL.get(part.name, part.name)}: {describe(*found)}"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        parts = plan(args)
+    except CliError as exc:
+        _say(f"error: {exc}")
+        return 2
+    problem = _taken_port(parts)
+    if problem is not None:
+        _say(f"{problem}; stop it or choose other ports (--broker-port, --registry-port, --rest-port)")
+        return 1
     logs = args.data_dir.resolve() / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     stopping = threading.Event()
@@ -234,7 +396,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     started: list[Part] = []
     try:
-        for part in plan(args):
+        for part in parts:
             part.start(logs)
             started.append(part)
             problem = wait_healthy(part, args.startup_timeout, stopping)

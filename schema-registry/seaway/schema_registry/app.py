@@ -24,12 +24,20 @@ from typing import TYPE_CHECKING
 
 import httpx
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 from seaway.schema_registry.api import HOT_ROUTES, ROUTERS
-from seaway.schema_registry.api.common import RegistryJSONResponse, ResponseCache, install_error_handlers
+from seaway.schema_registry.api.common import (
+    RegistryJSONResponse,
+    ResponseCache,
+    install_error_handlers,
+    method_table,
+)
 from seaway.schema_registry.api.forward import install_forwarding
+from seaway.schema_registry.api.openapi import registry_openapi
 from seaway.schema_registry.log import SchemaLog
 from seaway.schema_registry.service import Leadership, RegistryService
 from seaway.schema_registry.settings import RegistrySettings
+from seaway.swagger_ui import install_swagger_ui
 
 if TYPE_CHECKING:
     from seaway.schema_registry.leader_election import KafkaLeaderElector
@@ -123,11 +131,12 @@ def create_app(
         title="Seaway Schema Registry",
         default_response_class=RegistryJSONResponse,
         lifespan=lifespan,
-        openapi_url=None,
-        docs_url=None,
+        openapi_url="/openapi.json",
+        docs_url=None,  # /docs below, with Swagger UI's assets served locally (offline)
         redoc_url=None,
     )
     app.state.settings = settings
+    app.state.max_body = settings.http_request_max_size
     app.state.service = service
     app.state.leadership = service.leadership
     app.state.responses = ResponseCache()
@@ -135,6 +144,12 @@ def create_app(
         app.add_api_route(path, endpoint, methods=[method])
     for router in ROUTERS:
         app.include_router(router)
+    app.state.methods = method_table([
+        *((path, [method]) for method, path, _ in HOT_ROUTES),
+        *((r.path, r.methods) for router in ROUTERS for r in router.routes if isinstance(r, APIRoute)),
+    ])
     install_error_handlers(app)
     install_forwarding(app)
+    app.openapi = lambda: registry_openapi(app)  # type: ignore[method-assign]
+    install_swagger_ui(app, title="Seaway Schema Registry")
     return app

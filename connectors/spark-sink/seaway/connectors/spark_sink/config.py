@@ -53,6 +53,7 @@ TIMEZONE = "timezone"
 LOCALE = "locale"
 SPARK_MASTER = "spark.master"
 SPARK_CONF_PREFIX = "spark.conf."
+SPARK_SESSION_IDLE_TIMEOUT_MS = "spark.session.idle.timeout.ms"
 PARQUET_CODEC = "parquet.codec"
 SCHEMA_COMPATIBILITY = "schema.compatibility"
 INCLUDE_KAFKA_METADATA = "include.kafka.metadata"
@@ -131,6 +132,10 @@ CONFIG_DEF = (
             "Locale of month/day names in path.format (text fields MMM/EEE need an English locale).")
     .define(SPARK_MASTER, ConfigType.STRING, "local[*]", NonEmptyString(), Importance.MEDIUM,
             "Spark master for the worker's shared SparkSession (used only if no session is running yet).")
+    .define(SPARK_SESSION_IDLE_TIMEOUT_MS, ConfigType.LONG, 60_000, Range.at_least(-1), Importance.LOW,
+            "How long the worker's SparkSession (and its JVM, ~800 MB) stays up once no task of any Spark "
+            "sink uses it, before it is stopped; the next task starts a new one. The value of the task "
+            "that stops last applies. -1 keeps it until the worker exits.")
     .define(PARQUET_CODEC, ConfigType.STRING, "snappy", CaseInsensitiveValidString.in_(*CODECS),
             Importance.MEDIUM, "Parquet compression codec.")
     .define(SCHEMA_COMPATIBILITY, ConfigType.STRING, "NONE",
@@ -168,6 +173,7 @@ class SparkSinkConfig:
     include_kafka_metadata: bool
     fault_exit_after_rename: bool = False
     extra: Mapping[str, str] = field(default_factory=dict)
+    spark_session_idle_timeout_ms: int = 60_000
 
     @classmethod
     def from_props(cls, props: Mapping[str, str]) -> SparkSinkConfig:
@@ -197,6 +203,7 @@ class SparkSinkConfig:
             schema_compatibility=p[SCHEMA_COMPATIBILITY].upper(),
             include_kafka_metadata=p[INCLUDE_KAFKA_METADATA],
             fault_exit_after_rename=p[FAULT_EXIT_AFTER_RENAME],
+            spark_session_idle_timeout_ms=p[SPARK_SESSION_IDLE_TIMEOUT_MS],
         )
 
 

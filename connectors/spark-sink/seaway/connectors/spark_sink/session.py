@@ -5,9 +5,16 @@ first task to need Spark builds it (``spark.master`` and ``spark.conf.*`` of *th
 apply), later tasks get the same session. A session that is already running in the process
 (e.g. one a test or an embedding application made) is adopted as it is; then only runtime
 SQL settings from ``spark.conf.*`` are applied and static ones are ignored with a warning.
-The session is never stopped by a task: it lives as long as the worker process.
 
-:func:`start_session_async` lets a task start the JVM in the background while the consumer
+Tasks hold the session while they run (:func:`acquire_session_async` in ``start``,
+:func:`release_session` in ``stop``). When the last holder lets go, the session, and the JVM
+it runs in (~800 MB), is stopped after ``spark.session.idle.timeout.ms`` (default a minute:
+a connector restart or reconfiguration, which stops and starts its tasks within seconds, keeps
+the warm JVM); a task that starts meanwhile cancels the stop, and one that starts later starts
+a new JVM. A session this module did not build (adopted), or one an application asked for
+through :func:`shared_session`, is never stopped here: its owner stops it.
+
+:func:`acquire_session_async` lets a task start the JVM in the background while the consumer
 joins its group (both take seconds), and wait for it only when it first needs the lake.
 """
 
@@ -23,12 +30,20 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-__all__ = ["shared_session", "start_session_async", "wait_warmed"]
+__all__ = ["acquire_session_async", "jvm_pid", "release_session", "shared_session", "start_session_async",
+           "wait_warmed"]
 
 log = logging.getLogger(__name__)
-_lock = threading.Lock()
+_lock = threading.Lock()  # building and stopping the session: _session, _owned
+_state = threading.Lock()  # who holds it: _holders, _idle_timeout_ms, _idle_stop (never held for long)
 _session: Any = None
 _warmed = threading.Event()
+_holders = 0  # tasks holding the session (acquire_session_async without release_session yet)
+_owned = False  # this module built the session (not adopted) and no application pinned it
+_idle_timeout_ms = 60_000  # of the task that released last
+_idle_stop: threading.Timer | None = None
+#: How long an idle stop waits for the warm-up job to finish before stopping the session anyway.
+WARM_UP_WAIT_S = 60.0
 #: The warm-up: rounds of the sink's write path, each this many rows (~4 MB of Arrow).
 WARM_UP_ROUNDS = 4
 WARM_UP_ROWS = 20_000
@@ -69,12 +84,22 @@ def _import_spark() -> Any:
 
 
 def shared_session(master: str = "local[*]", conf: Mapping[str, str] | None = None) -> Any:
-    """The process's SparkSession, built on first use (thread-safe)."""
-    global _session
+    """The process's SparkSession, built on first use (thread-safe); never stopped when idle.
+
+    For applications and tests that use the session themselves; tasks use
+    :func:`acquire_session_async` so that the JVM goes away when no task needs it.
+    """
+    return _get_or_build(master, conf, pin=True)
+
+
+def _get_or_build(master: str, conf: Mapping[str, str] | None, *, pin: bool) -> Any:
+    """The session (built if none runs); ``pin``: an application's, never stopped when idle."""
+    global _session, _owned
     conf = dict(conf or {})
     with _lock:
         spark_session = _import_spark()
         if _session is not None and not _is_stopped(_session):
+            _owned = _owned and not pin
             return _session
         active = spark_session.getActiveSession()
         if active is None:
@@ -82,11 +107,13 @@ def shared_session(master: str = "local[*]", conf: Mapping[str, str] | None = No
             for key, value in {**_BUILD_ONLY, **DEFAULTS, **conf}.items():
                 builder = builder.config(key, value)
             active = builder.getOrCreate()
+            _owned = not pin
             log.info("Started SparkSession (master %s)", active.sparkContext.master)
             _warmed.clear()
             threading.Thread(target=_warm_up, args=(active,), name="spark-warm-up", daemon=True).start()
         else:
             log.info("Using the running SparkSession (master %s)", active.sparkContext.master)
+            _owned = False
             _warmed.set()
         for key, value in {**DEFAULTS, **conf}.items():
             try:
@@ -95,16 +122,120 @@ def shared_session(master: str = "local[*]", conf: Mapping[str, str] | None = No
             except Exception as e:
                 log.warning("Ignoring spark.conf %s=%s on the running SparkSession: %s", key, value, e)
         _session = active
-        return active
+    with _state:
+        if _holders == 0:  # every holder let go while it started: it is idle already
+            _schedule_idle_stop()
+    return active
 
 
 def start_session_async(master: str, conf: Mapping[str, str]) -> Future[Any]:
     """:func:`shared_session` on a daemon thread; the future holds the session."""
+    return _in_thread(lambda: shared_session(master, conf))
+
+
+def acquire_session_async(master: str, conf: Mapping[str, str]) -> Future[Any]:
+    """Hold the process's session (built on a daemon thread if none runs); the future holds it.
+
+    Every call needs one :func:`release_session` (a task: ``start`` / ``stop``).
+    """
+    global _holders, _idle_stop
+    with _state:
+        _holders += 1
+        if _idle_stop is not None:
+            _idle_stop.cancel()
+            _idle_stop = None
+    return _in_thread(lambda: _get_or_build(master, conf, pin=False))
+
+
+def release_session(idle_timeout_ms: int) -> None:
+    """Let go of the session; the last holder's ``idle_timeout_ms`` (-1: never) schedules its stop."""
+    global _holders, _idle_timeout_ms
+    with _state:
+        _holders = max(0, _holders - 1)
+        _idle_timeout_ms = idle_timeout_ms
+        if _holders == 0:
+            _schedule_idle_stop()
+
+
+def _schedule_idle_stop() -> None:
+    """(Re)start the idle timer; with ``_state`` held. A session still being built schedules it when built."""
+    global _idle_stop
+    if _session is None or not _owned or _idle_timeout_ms < 0:
+        return
+    if _idle_stop is not None:
+        _idle_stop.cancel()
+    _idle_stop = threading.Timer(_idle_timeout_ms / 1000, _stop_if_idle)
+    _idle_stop.name, _idle_stop.daemon = "spark-session-idle-stop", True
+    log.info("No Spark sink task uses the SparkSession: stopping it in %d ms unless one starts", _idle_timeout_ms)
+    _idle_stop.start()
+
+
+def _stop_if_idle() -> None:
+    """Timer thread: stop the session and its JVM if still nobody holds it."""
+    global _session, _idle_stop
+    _warmed.wait(WARM_UP_WAIT_S)  # a warm-up job still running would fail noisily
+    with _lock:
+        with _state:
+            if _holders > 0 or threading.current_thread() is not _idle_stop:
+                return  # a task took it again (or a newer timer took over)
+            _idle_stop = None
+        if _session is None or not _owned:
+            return
+        session, _session = _session, None
+        pid = jvm_pid()
+        try:
+            session.stop()
+        except Exception as e:
+            log.warning("Stopping the idle SparkSession failed: %s", e)
+        _stop_gateway()
+        log.info("Stopped the idle SparkSession and its JVM (pid %s)", pid)
+
+
+def _stop_gateway() -> None:
+    """End the py4j gateway JVM (PySpark keeps it after ``SparkSession.stop()``) so its memory is freed.
+
+    Spark's gateway process exits when its stdin reaches EOF; the next session launches a new one.
+    """
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    proc = getattr(gateway, "proc", None)
+    try:
+        gateway.shutdown()
+    except Exception as e:
+        log.debug("py4j gateway shutdown: %s", e)
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+    if proc is None:
+        return
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(30)
+    except Exception as e:  # TimeoutExpired or a pipe error: make sure it goes
+        log.warning("The Spark JVM did not exit on its own (%s): killing it", e)
+        proc.kill()
+        proc.wait()
+
+
+def jvm_pid() -> int | None:
+    """The pid of the Spark JVM this process launched, if one runs (for operators and tests)."""
+    try:
+        from pyspark import SparkContext
+    except ImportError:
+        return None
+    proc = getattr(SparkContext._gateway, "proc", None)
+    return None if proc is None or proc.poll() is not None else int(proc.pid)
+
+
+def _in_thread(build: Any) -> Future[Any]:
     future: Future[Any] = Future()
 
     def run() -> None:
         try:
-            future.set_result(shared_session(master, conf))
+            future.set_result(build())
         except BaseException as e:
             future.set_exception(e)
 

@@ -48,7 +48,7 @@ from seaway.connectors.spark_sink.config import CONFIG_DEF, SparkSinkConfig, val
 from seaway.connectors.spark_sink.lake import LakeFileSystem
 from seaway.connectors.spark_sink.partitioner import Partitioner, make_partitioner
 from seaway.connectors.spark_sink.rotation import FileSet, PartitionBuffer
-from seaway.connectors.spark_sink.session import start_session_async
+from seaway.connectors.spark_sink.session import acquire_session_async, release_session
 from seaway.connectors.spark_sink.writer import LakeWriter
 
 __all__ = ["SparkParquetSinkConnector", "SparkParquetSinkTask"]
@@ -80,7 +80,7 @@ class SparkParquetSinkTask(SinkTask):
         self.config = SparkSinkConfig.from_props(props)
         self.partitioner = make_partitioner(self.config)
         # the JVM starts while the consumer joins its group; open() waits for it
-        self._session = start_session_async(self.config.spark_master, self.config.spark_conf)
+        self._session = acquire_session_async(self.config.spark_master, self.config.spark_conf)
         self._executor = ThreadPoolExecutor(1, thread_name_prefix="spark-sink-writer")
 
     @property
@@ -189,6 +189,9 @@ class SparkParquetSinkTask(SinkTask):
             self.buffers.clear()
             if self._executor is not None:
                 self._executor.shutdown(wait=True)
+            if self._session is not None and self.config is not None:
+                self._session, self._writer = None, None
+                release_session(self.config.spark_session_idle_timeout_ms)
 
 
 class SparkParquetSinkConnector(SinkConnector):
