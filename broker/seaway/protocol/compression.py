@@ -22,20 +22,52 @@ zstd
     A standard zstd frame; frames without a content size (librdkafka's, streamed) and
     several concatenated frames decode too.
 
+Every decompression is bounded. ``decompress`` takes ``max_bytes`` (default
+:data:`MAX_DECOMPRESSED_BYTES`) and never produces more: the codec writes into an output
+buffer of that size (cramjam's ``decompress_into``, which stops with an error when the
+buffer is full, instead of ``decompress``, which grows its output without limit), so a
+"decompression bomb" (32 KB of zstd that inflates to 1 GiB) costs at most ``max_bytes``
+of memory and the time to produce them, then raises :class:`DecompressedTooLargeError`.
+The output buffer is a per-thread anonymous ``mmap`` of 64 MiB, reused: the kernel hands
+out pages as they are first written, and pages past the first 4 MiB are given back after
+each use, so the cap costs memory only while data really fills it (``_Scratch``).
+
 Failures translate at this boundary: an unknown codec id raises
-``UnsupportedCompressionTypeError``, undecodable bytes raise ``CorruptMessageError``
-(both from :mod:`seaway.protocol.errors`), never a cramjam exception.
+``UnsupportedCompressionTypeError``, undecodable bytes raise ``CorruptMessageError``,
+output past ``max_bytes`` raises ``DecompressedTooLargeError`` (a
+``MessageTooLargeError``, Kafka's MESSAGE_TOO_LARGE; all from or built on
+:mod:`seaway.protocol.errors`), never a cramjam exception.
 """
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import struct
+import threading
+from collections.abc import Iterator
 
 import cramjam
-from seaway.protocol.errors import CorruptMessageError, UnsupportedCompressionTypeError
+from seaway.protocol.errors import CorruptMessageError, MessageTooLargeError, UnsupportedCompressionTypeError
 from seaway.protocol.record_batch import Compression
 
-__all__ = ["CODEC_NAMES", "compress", "decompress"]
+__all__ = [
+    "CODEC_NAMES",
+    "MAX_DECOMPRESSED_BYTES",
+    "DecompressedTooLargeError",
+    "compress",
+    "decompress",
+    "decompressed",
+]
+
+MAX_DECOMPRESSED_BYTES = 64 * 1024 * 1024
+"""The default (and the broker's hard) cap on one batch payload's decompressed size."""
+
+_FULL_BUFFER = "failed to write whole buffer"  # cramjam's message when the output buffer is full
+
+
+class DecompressedTooLargeError(MessageTooLargeError):
+    """A payload that decompresses to more than the cap it was allowed (MESSAGE_TOO_LARGE)."""
 
 CODEC_NAMES: dict[int, str] = {
     Compression.NONE: "none",
@@ -85,24 +117,124 @@ def compress(codec: int, data: bytes | bytearray | memoryview, *, level: int | N
     raise _unsupported(codec)
 
 
-def decompress(codec: int, data: bytes | bytearray | memoryview) -> bytes:
-    """Decompress a batch payload written by any Kafka client with ``codec``."""
+def decompress(
+    codec: int, data: bytes | bytearray | memoryview, *, max_bytes: int = MAX_DECOMPRESSED_BYTES
+) -> bytes:
+    """Decompress a batch payload written by any Kafka client with ``codec``.
+
+    Produces at most ``max_bytes`` (up to :data:`MAX_DECOMPRESSED_BYTES`): more raises
+    :class:`DecompressedTooLargeError` (see the module docstring), having used at most
+    that much memory.
+    """
+    if codec == Compression.NONE:
+        if len(data) > max_bytes:
+            raise _too_large(codec, max_bytes)
+        return bytes(data)
+    with decompressed(codec, data, max_bytes=max_bytes) as out:
+        return bytes(out)
+
+
+@contextlib.contextmanager
+def decompressed(
+    codec: int, data: bytes | bytearray | memoryview, *, max_bytes: int = MAX_DECOMPRESSED_BYTES
+) -> Iterator[memoryview]:
+    """Decompress into this thread's scratch area; the output as a view, valid in the block.
+
+    What :func:`decompress` does without the copy, for a caller that only reads the
+    output once (the produce path's record walk). ``max_bytes`` is capped at
+    :data:`MAX_DECOMPRESSED_BYTES`.
+    """
+    if codec == Compression.NONE:
+        if len(data) > max_bytes:
+            raise _too_large(codec, max_bytes)
+        with memoryview(data) as plain:
+            yield plain
+        return
+    if codec not in CODEC_NAMES:
+        raise _unsupported(codec)
+    size = min(max(0, max_bytes), MAX_DECOMPRESSED_BYTES)
+    scratch = _scratch()
+    with memoryview(scratch.area) as area, area[:size] as out:
+        n = 0
+        try:
+            n = _decompress_into(codec, data, out)
+            with out[:n] as result:
+                yield result
+        finally:
+            scratch.release(n if n else size)
+
+
+class _Scratch:
+    """One thread's decompression area: an anonymous mmap of MAX_DECOMPRESSED_BYTES.
+
+    A fresh mmap (or a zero-filled bytearray) per batch costs more than decompressing a
+    256 KiB batch; one area per thread is reused instead. Its pages are only touched as
+    output is written, and whatever a large output touched beyond :data:`_KEEP_BYTES` is
+    handed back to the kernel afterwards (``MADV_DONTNEED``), so a bomb's 64 MiB do not
+    stay resident.
+    """
+
+    def __init__(self) -> None:
+        self.area = mmap.mmap(-1, MAX_DECOMPRESSED_BYTES)
+        self.busy = False
+
+    def release(self, used: int) -> None:
+        self.busy = False
+        if used > _KEEP_BYTES:
+            self.area.madvise(mmap.MADV_DONTNEED, _KEEP_BYTES, MAX_DECOMPRESSED_BYTES - _KEEP_BYTES)
+
+
+class _OwnScratch(_Scratch):
+    """A one-off area for a nested use (a caller decompressing inside a ``decompressed`` block)."""
+
+    def release(self, used: int) -> None:
+        self.area.close()
+
+
+_KEEP_BYTES = 4 * 1024 * 1024
+_local = threading.local()
+
+
+def _scratch() -> _Scratch:
+    scratch: _Scratch | None = getattr(_local, "scratch", None)
+    if scratch is None:
+        scratch = _local.scratch = _Scratch()
+    if scratch.busy:
+        return _OwnScratch()
+    scratch.busy = True
+    return scratch
+
+
+def _decompress_into(codec: int, data: bytes | bytearray | memoryview, out: memoryview) -> int:
+    """Decompress into ``out`` (whose length is the cap); the number of bytes written."""
     try:
-        if codec == Compression.NONE:
-            return bytes(data)
         if codec == Compression.GZIP:
-            return bytes(cramjam.gzip.decompress(data))
+            return int(cramjam.gzip.decompress_into(data, out))
         if codec == Compression.SNAPPY:
             if bytes(data[:8]) == _XERIAL_MAGIC:
-                return _xerial_decompress(memoryview(data))
-            return bytes(cramjam.snappy.decompress_raw(data))
+                return _xerial_decompress_into(memoryview(data), out)
+            return _snappy_raw_into(data, out)
         if codec == Compression.LZ4:
-            return bytes(cramjam.lz4.decompress(data))
-        if codec == Compression.ZSTD:
-            return bytes(cramjam.zstd.decompress(data))
+            return int(cramjam.lz4.decompress_into(data, out))
+        return int(cramjam.zstd.decompress_into(data, out))
     except (cramjam.DecompressionError, ValueError, OSError) as exc:
+        if _FULL_BUFFER in str(exc):
+            raise _too_large(codec, len(out)) from None
         raise CorruptMessageError(f"cannot decompress {CODEC_NAMES[codec]} record data: {exc}") from exc
-    raise _unsupported(codec)
+
+
+def _too_large(codec: int, max_bytes: int) -> DecompressedTooLargeError:
+    return DecompressedTooLargeError(
+        f"{CODEC_NAMES[codec]} record data decompresses to more than the {max_bytes} bytes allowed for it"
+    )
+
+
+def _snappy_raw_into(data: bytes | bytearray | memoryview, out: memoryview) -> int:
+    """One raw snappy block; its own length header is checked against the room first."""
+    claimed = int(cramjam.snappy.decompress_raw_len(data))
+    if claimed > len(out):
+        raise cramjam.DecompressionError(_FULL_BUFFER)
+    return int(cramjam.snappy.decompress_raw_into(data, out[:claimed]))
 
 
 def _xerial_compress(data: memoryview) -> bytes:
@@ -114,10 +246,10 @@ def _xerial_compress(data: memoryview) -> bytes:
     return b"".join(parts)
 
 
-def _xerial_decompress(data: memoryview) -> bytes:
-    parts: list[bytes] = []
+def _xerial_decompress_into(data: memoryview, out: memoryview) -> int:
     pos = _XERIAL_HEADER_SIZE
     end = len(data)
+    written = 0
     if end < pos:
         raise CorruptMessageError("xerial snappy stream header is truncated")
     while pos < end:
@@ -127,9 +259,9 @@ def _xerial_decompress(data: memoryview) -> bytes:
         pos += 4
         if size < 0 or pos + size > end:
             raise CorruptMessageError(f"xerial snappy block of {size} bytes overruns the stream")
-        parts.append(bytes(cramjam.snappy.decompress_raw(data[pos : pos + size])))
+        written += _snappy_raw_into(data[pos : pos + size], out[written:])
         pos += size
-    return b"".join(parts)
+    return written
 
 
 def _lz4_compress(data: memoryview, level: int | None) -> bytes:

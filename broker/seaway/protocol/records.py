@@ -27,7 +27,9 @@ Varints are zigzag-encoded (:mod:`seaway.protocol.varint`). Decoded records carr
 absolute offsets and timestamps; a LogAppendTime batch gives every record the batch's
 ``maxTimestamp``, as Kafka clients do. Malformed input raises
 :class:`~seaway.protocol.record_batch.CorruptBatchError` (reasons ``"truncated"``,
-``"corrupt"``, ``"crc"``, plus the header's own), never ``IndexError`` or ``struct.error``.
+``"corrupt"``, ``"crc"``, ``"too_large"``, plus the header's own), never ``IndexError`` or
+``struct.error``. Decompression is capped (``max_decompressed``), so no batch can make
+the decoder allocate more than that, whatever its records claim.
 """
 
 from __future__ import annotations
@@ -38,7 +40,13 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from crc32c import crc32c
-from seaway.protocol.compression import CODEC_NAMES, compress, decompress
+from seaway.protocol.compression import (
+    CODEC_NAMES,
+    MAX_DECOMPRESSED_BYTES,
+    DecompressedTooLargeError,
+    compress,
+    decompress,
+)
 from seaway.protocol.errors import CorruptMessageError, UnsupportedCompressionTypeError
 from seaway.protocol.record_batch import (
     ATTR_CONTROL,
@@ -151,12 +159,18 @@ def control_type(record: Record) -> int:
 
 
 def decode_batch(
-    buf: bytes | bytearray | memoryview, pos: int = 0, *, verify_crc: bool = True
+    buf: bytes | bytearray | memoryview,
+    pos: int = 0,
+    *,
+    verify_crc: bool = True,
+    max_decompressed: int = MAX_DECOMPRESSED_BYTES,
 ) -> tuple[BatchHeader, list[Record]]:
     """Decode the batch at ``buf[pos:]``: its header and its records, decompressed.
 
     Control batches decode like any other (see :func:`control_type`). An unknown codec
-    raises ``UnsupportedCompressionTypeError``; anything malformed, ``CorruptBatchError``.
+    raises ``UnsupportedCompressionTypeError``; anything malformed, ``CorruptBatchError``
+    (reason ``"too_large"`` when the records decompress to more than ``max_decompressed``
+    bytes: decompression stops there, see :mod:`seaway.protocol.compression`).
     """
     header = parse_batch_header(buf, pos)
     if verify_crc and batch_crc(buf, header) != header.crc:
@@ -169,7 +183,9 @@ def decode_batch(
         data = bytes(payload)
     else:
         try:
-            data = decompress(codec, payload)
+            data = decompress(codec, payload, max_bytes=max_decompressed)
+        except DecompressedTooLargeError as exc:
+            raise CorruptBatchError("too_large", str(exc)) from exc
         except CorruptMessageError as exc:
             raise CorruptBatchError("corrupt", str(exc)) from exc
     fixed_timestamp = header.max_timestamp if header.is_log_append_time else None

@@ -203,7 +203,8 @@ def test_keyless_records_are_found_inside_compressed_batches() -> None:
         batch = build_batch(records, compression=codec)
         header = parse_batch_header(batch)
         assert keyless_record_indexes(batch, header) == [1, 3]
-    keyed = build_batch(records[:1] + records[2:3], compression=Compression.GZIP)
+    # produced batches have no offset gaps (the record walk refuses them)
+    keyed = build_batch([records[0], Record(1, T0, b"k2", None)], compression=Compression.GZIP)
     check_keys_present(keyed, list(iter_batch_headers(keyed)), "t-0")
     with pytest.raises(KeylessRecordError) as info:
         batch = build_batch(records)

@@ -24,6 +24,7 @@ from seaway.protocol.record_batch import parse_batch_header
 
 NOW = 1_700_000_000_000
 BASE = make_batch([b"a", b"b", b"c"], timestamp=NOW - 5)
+RECORDS = 3  # in BASE, timestamp deltas 0, 1, 2
 
 
 def _patched(attributes: int, last_delta: int, base_ts: int, max_ts: int, count: int) -> bytes:
@@ -39,19 +40,27 @@ def _patched(attributes: int, last_delta: int, base_ts: int, max_ts: int, count:
 
 
 def _expected_error(data: bytes, config: LogConfig, allow_control: bool) -> type[KafkaProtocolError] | None:
-    """The module docstring's record and timestamp rules, written out plainly."""
+    """The module docstring's header, record and timestamp rules, written out plainly."""
     h = parse_batch_header(data)
     if h.last_offset_delta < 0 or h.record_count <= 0 or h.record_count != h.last_offset_delta + 1:
         return InvalidRecordError
     if h.is_control and not allow_control:
         return InvalidRecordError
-    if config.is_log_append_time or h.max_timestamp < 0:
+    if not config.is_log_append_time and h.max_timestamp >= 0:
+        if h.max_timestamp - NOW > config.message_timestamp_after_max_ms:
+            return InvalidTimestampError
+        oldest = min(h.base_timestamp, h.max_timestamp)
+        if oldest >= 0 and NOW - oldest > config.message_timestamp_before_max_ms:
+            return InvalidTimestampError
+    if h.record_count != RECORDS:  # the header disagrees with the records
+        return InvalidRecordError
+    if config.is_log_append_time:
         return None
-    if h.max_timestamp - NOW > config.message_timestamp_after_max_ms:
-        return InvalidTimestampError
-    oldest = min(h.base_timestamp, h.max_timestamp)
-    if oldest >= 0 and NOW - oldest > config.message_timestamp_before_max_ms:
-        return InvalidTimestampError
+    for delta in range(RECORDS):  # every record's own timestamp (base + its delta)
+        ts = h.base_timestamp + delta
+        if ts >= 0 and (ts - NOW > config.message_timestamp_after_max_ms
+                        or NOW - ts > config.message_timestamp_before_max_ms):
+            return InvalidTimestampError
     return None
 
 

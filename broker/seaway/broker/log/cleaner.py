@@ -16,6 +16,13 @@ log and picks the *filthiest* one:
 :mod:`.cleaner_rewrite` does the cleaning itself; this module chooses, schedules and
 records it. When nothing is cleanable the thread sleeps ``log.cleaner.backoff.ms``.
 
+A log the cleaner cannot process (a batch that does not decode, or whose records inflate
+past the decompression cap, :data:`~seaway.protocol.compression.MAX_DECOMPRESSED_BYTES`)
+is marked **uncleanable**, as Kafka's ``LogCleanerManager.markPartitionUncleanable`` does:
+logged once at ERROR, counted in :attr:`LogCleaner.uncleanable_partitions` and skipped
+until the broker restarts (or the topic is recreated), never retried in a loop. Only
+``OSError`` (a full or failing disk, likely to pass) is retried, after a backoff.
+
 Crash safety comes from the write-aside-then-swap protocol (``.cleaned`` -> ``.swap``,
 see :meth:`PartitionLog.replace_segments` and :mod:`.recovery`) and from writing the
 checkpoint only after every group of a cleaning was swapped: a crash at any point leaves a
@@ -105,6 +112,8 @@ class _LogState:
     first_dirty: int
     next_delete_horizon_ms: int | None
     failed_until_ms: int = 0
+    uncleanable: str | None = None
+    """Why the cleaner gave up on this log (None: it has not)."""
 
 
 @dataclass(frozen=True)
@@ -177,6 +186,12 @@ class LogCleaner:
     async def close(self) -> None:
         await asyncio.to_thread(self.stop)
 
+    @property
+    def uncleanable_partitions(self) -> dict[tuple[str, int], str]:
+        """(topic, partition) -> why, for every log the cleaner gave up on (Kafka's
+        ``uncleanable-partitions-count`` is the length of this)."""
+        return {key: state.uncleanable for key, state in list(self._states.items()) if state.uncleanable}
+
     # -- choosing ------------------------------------------------------------------------
 
     def dirty_logs(self, now_ms: int) -> list[DirtyLog]:
@@ -216,7 +231,7 @@ class LogCleaner:
         if len(segments) < 2:
             return None
         state = self._state(plog)
-        if now_ms < state.failed_until_ms:
+        if state.uncleanable or now_ms < state.failed_until_ms:
             return None
         config = plog.config
         start, end = plog.log_start_offset, plog.log_end_offset
@@ -265,9 +280,18 @@ class LogCleaner:
                     if self._stop.is_set():
                         return None
                     state.failed_until_ms = now + self.settings.backoff_ms
-                except (OSError, SeawayError, ValueError):
+                except OSError:
                     log.exception("cleaning of %r failed; retrying later", dirty.log)
                     state.failed_until_ms = now + max(10 * self.settings.backoff_ms, 1000)
+                except (SeawayError, ValueError) as exc:
+                    state.uncleanable = str(exc) or type(exc).__name__
+                    log.error(
+                        "cannot clean %s-%d, marking it uncleanable until restart (%d uncleanable): %s",
+                        dirty.log.topic,
+                        dirty.log.partition,
+                        len(self.uncleanable_partitions),
+                        state.uncleanable,
+                    )
             return None
 
     def clean_log(self, plog: PartitionLog, now_ms: int | None = None) -> CleanStats:

@@ -2,20 +2,21 @@
 
 Kafka's ``LogValidator`` refuses a batch for a compacted topic when any of its records
 has a null key, answering INVALID_RECORD (87) with one ``record_errors`` entry per keyless
-record. It is the one produce check that has to look inside batches, so it runs only for
-compacted topics and does the least it can: the payload is decompressed once and the
-walk reads each record's length prefix and the three varints before the key length,
-then jumps to the next record. No record object is built and no value is copied.
+record. The record walk that every produced batch gets (:mod:`.record_check`, run by
+:func:`~seaway.broker.log.validation.validate_batches`) reports the keyless records as it
+goes, so this module only words the error; :func:`check_keys_present` is the same check
+on its own (bounded decompression, no record objects) for callers outside the produce path.
 """
 
 from __future__ import annotations
 
-from seaway.protocol.compression import decompress
-from seaway.protocol.errors import CorruptMessageError, InvalidRecordError
-from seaway.protocol.record_batch import BATCH_HEADER_SIZE, BatchHeader, Compression
-from seaway.protocol.varint import VarintError, decode_varint
+from seaway.broker.log.record_check import inspect_batch
+from seaway.protocol.errors import InvalidRecordError
+from seaway.protocol.record_batch import BatchHeader
 
-__all__ = ["KeylessRecordError", "check_keys_present", "keyless_record_indexes"]
+__all__ = ["KeylessRecordError", "check_keys_present", "keyless_message", "keyless_record_indexes"]
+
+_DEFAULT_MAX_MESSAGE_BYTES = 1048588
 
 
 class KeylessRecordError(InvalidRecordError):
@@ -30,37 +31,20 @@ class KeylessRecordError(InvalidRecordError):
         self.record_errors = record_errors
 
 
-def _skip_varint(data: bytes, pos: int) -> int:
-    """Position after the varint at ``pos`` (at most 10 bytes long)."""
-    end = pos + 10
-    while data[pos] & 0x80:
-        pos += 1
-        if pos >= end:
-            raise VarintError("varint longer than 10 bytes")
-    return pos + 1
+def keyless_message(where: str) -> str:
+    """Kafka's message for a keyless record; ``where`` names the partition (``t-0``)."""
+    return f"Compacted topic cannot accept message without key in topic partition {where}."
 
 
-def keyless_record_indexes(buf: bytes | bytearray | memoryview, header: BatchHeader) -> list[int]:
-    """Indexes (within the batch) of the records of the batch at ``header`` with a null key."""
-    payload = memoryview(buf)[header.position + BATCH_HEADER_SIZE : header.position + header.size]
-    codec = header.compression
-    data = bytes(payload) if codec == Compression.NONE else decompress(codec, payload)
-    missing: list[int] = []
-    pos = 0
-    try:
-        for index in range(header.record_count):
-            length, pos = decode_varint(data, pos)
-            end = pos + length
-            if length <= 0 or end > len(data):
-                raise CorruptMessageError(f"record {index} of length {length} overruns its batch")
-            field = _skip_varint(data, _skip_varint(data, pos + 1))  # attributes, timestamp, offset
-            key_length, _ = decode_varint(data, field)
-            if key_length < 0:
-                missing.append(index)
-            pos = end
-    except (IndexError, VarintError) as exc:
-        raise CorruptMessageError(f"record batch at byte {header.position} is malformed: {exc}") from None
-    return missing
+def keyless_record_indexes(
+    buf: bytes | bytearray | memoryview, header: BatchHeader, max_message_bytes: int = _DEFAULT_MAX_MESSAGE_BYTES
+) -> list[int]:
+    """Indexes (within the batch) of the records of the batch at ``header`` with a null key.
+
+    Raises as :func:`~seaway.broker.log.record_check.inspect_batch` does for a batch whose
+    records do not agree with its header.
+    """
+    return inspect_batch(buf, header, max_message_bytes, keyless=True).keyless
 
 
 def check_keys_present(buf: bytes | bytearray | memoryview, headers: list[BatchHeader], where: str) -> None:
@@ -70,7 +54,7 @@ def check_keys_present(buf: bytes | bytearray | memoryview, headers: list[BatchH
     across the whole request, which holds one batch per partition for every real client.
     """
     errors: list[tuple[int, str]] = []
-    message = f"Compacted topic cannot accept message without key in topic partition {where}."
+    message = keyless_message(where)
     first = 0
     for header in headers:
         errors.extend((first + i, message) for i in keyless_record_indexes(buf, header))

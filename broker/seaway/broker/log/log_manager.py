@@ -193,6 +193,8 @@ class LogManager:
             log.info("removing deleted partition dir %s", child)
             shutil.rmtree(child, ignore_errors=True)
             return None
+        if child.name == "__cluster_metadata-0":
+            return None  # the security store's log (seaway.broker.security.store), not a topic
         topic, dash, partition = child.name.rpartition("-")
         if not dash or not partition.isdigit() or not topic or not _LEGAL_TOPIC.fullmatch(topic):
             log.warning("ignoring %s: not a <topic>-<partition> directory", child)
@@ -389,11 +391,24 @@ class LogManager:
                 log.exception("maintenance of %r failed", partition_log)
 
     def close(self) -> None:
-        """Flush and close every log, then mark each log dir as cleanly shut down."""
+        """Flush and close every log, then mark each log dir as cleanly shut down.
+
+        Never raises: a log that fails to close is logged and its dir gets no marker (so
+        the next start recovers it, as Kafka leaves a failed dir unmarked); every other
+        log still closes and every other dir is marked. A clean stop exits 0.
+        """
         with self._lock:
             logs, self._logs = list(self._logs.values()), {}
+        failed: set[Path] = set()
         for partition_log in logs:
-            partition_log.close()
+            try:
+                partition_log.close()
+            except Exception:
+                log.exception("closing %r failed; its log dir will be recovered at the next start", partition_log)
+                failed.add(partition_log.directory.parent)
         for directory in self.log_dirs:
-            if directory.exists():
-                write_atomic(directory / CLEAN_SHUTDOWN_FILE, b"")
+            if directory.exists() and directory not in failed:
+                try:
+                    write_atomic(directory / CLEAN_SHUTDOWN_FILE, b"")
+                except OSError:
+                    log.exception("cannot write the clean-shutdown marker of %s", directory)

@@ -22,6 +22,8 @@ log (``Segment.recover``).
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import struct
 import sys
@@ -32,6 +34,8 @@ from pathlib import Path
 from seaway.errors import SeawayError
 
 __all__ = ["CorruptIndexError", "IndexFile", "OffsetIndex"]
+
+log = logging.getLogger("seaway.broker.log")
 
 _PENDING_BYTES = 4096  # entries buffered before one pwrite (see the module docstring)
 _OFFSET_ENTRY = struct.Struct(">ii")  # relativeOffset, position
@@ -64,12 +68,21 @@ class IndexFile:
         return data
 
     def _write_entry(self, data: bytes) -> None:
+        """Buffer one entry; write the buffer once it is big enough. Never raises OSError.
+
+        It runs after the segment's bytes are written, where a failure must not leave the
+        append half done: entries that cannot reach the file now (ENOSPC...) stay buffered
+        for the next attempt, and ``flush``/``close`` report the error.
+        """
         pending = self._pending
         pending += data
         self._entries += 1
         self._dirty = True
         if len(pending) >= _PENDING_BYTES:
-            self.write_pending()
+            try:
+                self.write_pending()
+            except OSError as exc:
+                log.warning("cannot write index entries to %s yet: %s", self.path, exc)
 
     def write_pending(self) -> None:
         """Write the buffered entries after those already in the file."""
@@ -102,6 +115,14 @@ class IndexFile:
             self.write_pending()
             os.close(self._fd)
             self._fd = -1
+
+    def __del__(self) -> None:
+        # An index dropped unclosed (its segment failed to open a sibling file, e.g. on
+        # EMFILE) must not keep its fd for the life of the process.
+        fd = getattr(self, "_fd", -1)
+        if fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
     def rename(self, new_path: Path) -> None:
         os.replace(self.path, new_path)

@@ -17,6 +17,7 @@ segments from there) and ``log-start-offset-checkpoint``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import struct
@@ -38,9 +39,14 @@ from seaway.broker.log.recovery import (
     write_offset_checkpoint,
 )
 from seaway.broker.log.retention import segments_to_delete
-from seaway.broker.log.segment import Segment, SegmentFile
+from seaway.broker.log.segment import Segment, SegmentFile, segment_file_name
 from seaway.broker.log.validation import plain_batch, validate_batches
-from seaway.protocol.errors import KafkaStorageError, NotLeaderOrFollowerError, OffsetOutOfRangeError
+from seaway.protocol.errors import (
+    InvalidRecordError,
+    KafkaStorageError,
+    NotLeaderOrFollowerError,
+    OffsetOutOfRangeError,
+)
 from seaway.protocol.record_batch import BatchHeader, stamp_log_append_time
 
 __all__ = [
@@ -265,7 +271,9 @@ class PartitionLog:
         twice.
         """
         now = _now_ms() if now_ms is None else now_ms
-        return validate_batches(records, self.config, now, allow_control=allow_control)
+        return validate_batches(
+            records, self.config, now, allow_control=allow_control, where=f"{self.topic}-{self.partition}"
+        )
 
     def append(
         self,
@@ -283,7 +291,7 @@ class PartitionLog:
         ``allow_control`` is for the broker's own transaction markers.
         """
         now = _now_ms() if now_ms is None else now_ms
-        headers = validate_batches(records, self.config, now, allow_control=allow_control)
+        headers = self.validate(records, now_ms=now, allow_control=allow_control)
         return self.append_validated(records, headers, now, leader_epoch)
 
     def append_plain(self, records: bytes | bytearray | memoryview, now_ms: int) -> AppendResult | None:
@@ -353,16 +361,31 @@ class PartitionLog:
                 if header.max_timestamp > max_timestamp:
                     max_timestamp = header.max_timestamp
                 offset += header.last_offset_delta + 1
-            if segment.size and segment.should_roll(
-                append_bytes=len(buf),
-                append_max_timestamp=max_timestamp,
-                append_last_offset=offset - 1,
-                segment_bytes=config.segment_bytes,
-                segment_ms=self._roll_ms,
-                now_ms=now,
+            rolled = False
+            if segment.size and (
+                not segment.fits(first, offset - 1, len(buf))
+                or segment.should_roll(
+                    append_bytes=len(buf),
+                    append_max_timestamp=max_timestamp,
+                    append_last_offset=offset - 1,
+                    segment_bytes=config.segment_bytes,
+                    segment_ms=self._roll_ms,
+                    now_ms=now,
+                )
             ):
-                segment = self._roll()
-            segment.append(buf, stamped, config.index_interval_bytes)
+                segment, rolled = self._roll(), True
+            try:
+                if not segment.fits(first, offset - 1, len(buf)):
+                    # Only a request whose batches together span 2**31 offsets: the record
+                    # walk bounds each batch to (bytes / 7) offsets, so no real one does.
+                    raise InvalidRecordError(
+                        f"the batches span offsets {first}..{offset - 1}, more than one segment can index"
+                    )
+                segment.append(buf, stamped, config.index_interval_bytes)
+            except BaseException:
+                if rolled:
+                    self._unroll(segment)
+                raise
             self._unflushed_messages += offset - first
             wants_flush = self._unflushed_messages >= config.flush_messages
             log_start = self._log_start_offset
@@ -373,19 +396,43 @@ class PartitionLog:
     def _roll(self) -> Segment:
         """Start a new active segment at the log end offset (lock held)."""
         active = self._segments[-1]
+        try:
+            segment = Segment.create(
+                self.directory,
+                active.next_offset,
+                max_index_bytes=self.config.segment_index_bytes,
+                jitter_ms=self.config.segment_jitter_ms,
+            )
+        except OSError as exc:
+            # E.g. EMFILE: no new segment, and no empty files at the log end offset that a
+            # restart would take for the active segment. The log stays as it was.
+            for ext in (".log", ".index", ".timeindex") if active.next_offset != active.base_offset else ():
+                with contextlib.suppress(OSError):
+                    (self.directory / segment_file_name(active.next_offset, ext)).unlink(missing_ok=True)
+            raise KafkaStorageError(f"{self.topic}-{self.partition}: cannot roll a new segment: {exc}") from exc
         active.on_become_inactive()
-        segment = Segment.create(
-            self.directory,
-            active.next_offset,
-            max_index_bytes=self.config.segment_index_bytes,
-            jitter_ms=self.config.segment_jitter_ms,
-        )
         segment.preallocate = True
         self._segments.append(segment)
         self._bases.append(segment.base_offset)
         self._flush_pending = True
         log.debug("rolled %s-%d at offset %d", self.topic, self.partition, segment.base_offset)
         return segment
+
+    def _unroll(self, segment: Segment) -> None:
+        """Undo :meth:`_roll` when the append it was for failed: the log is as it was (lock held).
+
+        The segment it rolled from becomes active again; its final time index entry,
+        written on the roll, records the same largest timestamp later appends extend.
+        """
+        if self._segments[-1] is not segment or segment.size or len(self._segments) < 2:
+            return
+        self._segments.pop()
+        self._bases.pop()
+        self._segments[-1].preallocate = True
+        try:
+            segment.delete()
+        except OSError as exc:  # an empty segment left behind is still a valid log
+            log.warning("cannot remove empty segment %s: %s", segment.log_path, exc)
 
     # -- read ----------------------------------------------------------------------------
 

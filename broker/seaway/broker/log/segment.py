@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from seaway.broker.log.fds import fds_short
 from seaway.broker.log.offset_index import CorruptIndexError, OffsetIndex
 from seaway.broker.log.recovery import BatchScanner
 from seaway.broker.log.time_index import TimeIndex
@@ -99,6 +100,17 @@ class Segment:
         self.base_offset = base_offset
         self.suffix = suffix
         self.file: SegmentFile | None = SegmentFile(self.log_path)
+        try:
+            self._open(fresh, max_index_bytes, jitter_ms)
+        except BaseException:
+            # EMFILE, ENOSPC...: close what was opened (and remove what a create made), so
+            # a failed roll leaves neither a stray fd nor a stray segment behind.
+            self._abandon(fresh)
+            raise
+
+    def _open(self, fresh: bool, max_index_bytes: int, jitter_ms: int) -> None:
+        assert self.file is not None
+        base_offset = self.base_offset
         if fresh:
             os.ftruncate(self.file.fd, 0)
         self.size = os.fstat(self.file.fd).st_size
@@ -114,6 +126,7 @@ class Segment:
         self.preallocate = False
         """Reserve blocks ahead of the end on append (set by the log on its active segment)."""
         self._allocated = 0  # file bytes reserved by preallocation (0: none beyond the end)
+        self._torn = False  # a failed write left bytes past ``size`` that are not cut yet
         index_path, time_path = self._path(".index"), self._path(".timeindex")
         had_indexes = index_path.exists() and time_path.exists()
         try:
@@ -127,6 +140,19 @@ class Segment:
         if not fresh and not had_indexes and self.size:
             log.warning("rebuilding missing indexes of %s", self.log_path)
             self.needs_recovery = True
+
+    def _abandon(self, fresh: bool) -> None:
+        """Undo a constructor that raised: close its files; a fresh segment's files go."""
+        for name in ("offset_index", "time_index"):
+            index = self.__dict__.get(name)
+            if index is not None:
+                with contextlib.suppress(OSError):
+                    index.close()
+        self.file = None  # SegmentFile closes its fd when dropped
+        if fresh:
+            for ext in (".log", ".index", ".timeindex"):
+                with contextlib.suppress(OSError):
+                    self._path(ext).unlink(missing_ok=True)
 
     @classmethod
     def create(
@@ -263,9 +289,18 @@ class Segment:
         segment_ms: int,
         now_ms: int,
     ) -> bool:
-        """Kafka's ``LogSegment.shouldRoll``, except that an empty segment never rolls."""
+        """Kafka's ``LogSegment.shouldRoll``, except that an empty segment never rolls.
+
+        A roll for ``segment.ms``, ``segment.bytes`` or a full index waits while file
+        descriptors are short (:func:`~seaway.broker.log.fds.fds_short`): this segment keeps
+        growing (its offset index past ``segment.index.bytes``, its time index sparser), so
+        no request pattern can open files without bound. Only offsets or positions that
+        would overflow this segment's 32-bit relative fields force a roll.
+        """
         if self.size == 0:
             return False
+        if append_last_offset - self.base_offset > _INT32_MAX or self.size > _INT32_MAX - append_bytes:
+            return True
         if self.first_batch_timestamp is not None and self.first_batch_timestamp >= 0:
             waited = append_max_timestamp - self.first_batch_timestamp
         else:
@@ -275,20 +310,46 @@ class Segment:
             or self.size > segment_bytes - append_bytes
             or self.offset_index.is_full
             or self.time_index.is_full
-            or append_last_offset - self.base_offset > _INT32_MAX
+        ) and not fds_short()
+
+    def fits(self, first_offset: int, last_offset: int, append_bytes: int) -> bool:
+        """Whether offsets ``[first, last]`` and ``append_bytes`` more can be indexed here.
+
+        Both indexes store an offset as a 32-bit delta from the base offset and the offset
+        index a 32-bit file position; an append that would overflow either must go to a
+        new segment (checked before anything is written, see :meth:`append`).
+        """
+        return (
+            first_offset >= self.base_offset
+            and last_offset - self.base_offset <= _INT32_MAX
+            and self.size + append_bytes <= _INT32_MAX
         )
 
     def append(self, data: bytearray | memoryview, headers: list[BatchHeader], index_interval_bytes: int) -> None:
         """Write ``data`` (whole batches, offsets stamped) with one write; index its batches.
 
-        ``headers`` carry positions relative to ``data``. On a failed write the file is cut
-        back so no partial batch stays visible.
+        All or nothing: ``headers`` (positions relative to ``data``) must fit this segment
+        (:meth:`fits`, else KafkaStorageError before a byte is written); a failed write
+        (ENOSPC, EFBIG, EIO...) cuts the file back to where it was and raises
+        KafkaStorageError; only after the bytes are in do the indexes and counters move,
+        and nothing after the write can raise (index entries that cannot reach their file
+        yet stay buffered, see ``IndexFile``). So whatever raises, the segment is exactly
+        as it was.
         """
         start = self.size
         file = self.file
         if file is None:
             raise KafkaStorageError(f"segment {self.log_path} is closed")
+        if not headers:
+            return
+        if not self.fits(headers[0].base_offset, headers[-1].base_offset + headers[-1].last_offset_delta, len(data)):
+            raise KafkaStorageError(
+                f"offsets {headers[0].base_offset}..{headers[-1].last_offset} or {len(data)} more bytes do not fit "
+                f"segment {self.log_path.name} (32-bit relative offsets and positions)"
+            )
         fd = file.fd
+        if self._torn:
+            self._cut_back(fd, start)  # a failed write could not be cut back last time: again
         if self.preallocate and start + len(data) > self._allocated:
             self._preallocate(fd, start, start + len(data))
         try:
@@ -298,12 +359,12 @@ class Segment:
                 while view:
                     view = view[os.write(fd, view) :]
         except OSError as exc:
-            os.ftruncate(fd, start)
             self._allocated = 0
+            self._cut_back(fd, start)
             raise KafkaStorageError(f"write to {self.log_path} failed: {exc}") from exc
         # _index_batch for each header, inlined: this runs for every partition of every
         # produce request.
-        if headers and self.first_batch_timestamp is None:
+        if self.first_batch_timestamp is None:
             self.first_batch_timestamp = headers[0].max_timestamp
         max_timestamp, since_entry = self.max_timestamp, self.bytes_since_last_index_entry
         time_index = self.time_index
@@ -321,6 +382,19 @@ class Segment:
         self.bytes_since_last_index_entry = since_entry
         self.size = start + len(data)
         self.dirty = True
+
+    def _cut_back(self, fd: int, size: int) -> None:
+        """Truncate the file to ``size`` after a failed write; KafkaStorageError if even that fails.
+
+        Until it succeeds (``_torn``) every append retries it first and fails: with
+        ``O_APPEND`` a write would otherwise land after the partial bytes.
+        """
+        try:
+            os.ftruncate(fd, size)
+        except OSError as exc:
+            self._torn = True
+            raise KafkaStorageError(f"cannot cut {self.log_path} back to {size} bytes: {exc}") from exc
+        self._torn = False
 
     def _preallocate(self, fd: int, start: int, end: int) -> None:
         """Reserve the file's blocks up to ``end`` + :data:`PREALLOCATE_BYTES`, size unchanged.

@@ -1,4 +1,4 @@
-"""Produce-side validation of record batches, per batch and from headers only.
+"""Produce-side validation of record batches, per batch, before a byte is written.
 
 Everything here runs before a byte is written, so a produce request is appended whole or
 not at all. Checks, in order, with the Kafka error each maps to:
@@ -9,13 +9,21 @@ not at all. Checks, in order, with the Kafka error each maps to:
 - CRC32C over the batch body ......................... CORRUPT_MESSAGE (2)
 - offsets/count consistent, no client control batch . INVALID_RECORD (87)
 - CreateTime timestamps within ``message.timestamp.before/after.max.ms`` INVALID_TIMESTAMP (32)
+- the records agree with the header (:mod:`.record_check`: count, offset deltas
+  0..count-1, record lengths that add up exactly, sane varints) ... INVALID_RECORD (87)
+- compressed records: undecodable ..................... CORRUPT_MESSAGE (2);
+  inflating past :func:`~.record_check.decompressed_cap` MESSAGE_TOO_LARGE (10)
+- every record's CreateTime timestamp within the same limits ...... INVALID_TIMESTAMP (32)
+- compacted topics: every record has a key ....... INVALID_RECORD (87) + record_errors
 
-Kafka checks each record's timestamp; we check the batch's base and max timestamps,
-which bound the records' timestamps in every batch a real producer builds.
+Compressed batches are decompressed (bounded) and walked on every topic, as Kafka's
+LogValidator does: a decompression bomb is refused on a delete-policy topic too, so it
+is never stored for a consumer or a later compaction to trip over.
 
-This runs once per partition of every produce request, so the common case (a well-formed
-batch) is one ``struct`` unpack, one CRC32C call and a few integer comparisons; anything
-unusual goes to the general checks below, which raise the precise error.
+This runs once per partition of every produce request, so the common case (one
+uncompressed batch that passes) is one ``struct`` unpack, one CRC32C call, a few integer
+comparisons and the C record walk; anything unusual goes to the general checks below,
+which raise the precise error.
 """
 
 from __future__ import annotations
@@ -23,7 +31,9 @@ from __future__ import annotations
 import struct
 
 from crc32c import crc32c
+from seaway.broker.log.cleaner_keys import KeylessRecordError, keyless_message
 from seaway.broker.log.config import LogConfig
+from seaway.broker.log.record_check import MIN_RECORD_BYTES, RecordSummary, inspect_batch, walk_records_raw
 from seaway.protocol.errors import (
     CorruptMessageError,
     InvalidRecordError,
@@ -32,6 +42,7 @@ from seaway.protocol.errors import (
     UnsupportedForMessageFormatError,
 )
 from seaway.protocol.record_batch import (
+    ATTR_COMPRESSION_MASK,
     ATTR_CONTROL,
     BATCH_HEADER_SIZE,
     CRC_START,
@@ -50,11 +61,17 @@ _MIN_LENGTH = BATCH_HEADER_SIZE - LOG_OVERHEAD
 
 
 def validate_batches(
-    buf: bytes | bytearray | memoryview, config: LogConfig, now_ms: int, *, allow_control: bool = False
+    buf: bytes | bytearray | memoryview,
+    config: LogConfig,
+    now_ms: int,
+    *,
+    allow_control: bool = False,
+    where: str = "",
 ) -> list[BatchHeader]:
     """Headers of every batch in ``buf`` (positions relative to ``buf``), or raise.
 
     ``allow_control`` admits control batches (transaction markers written by the broker).
+    ``where`` names the partition in the keyless-record error of compacted topics.
     ``buf`` is only read.
     """
     headers: list[BatchHeader] = []
@@ -63,6 +80,9 @@ def validate_batches(
     max_bytes = config.max_message_bytes
     check_time = not config.is_log_append_time
     after_max, before_max = config.message_timestamp_after_max_ms, config.message_timestamp_before_max_ms
+    keyless: list[int] = []
+    first_record = 0
+    compacts = config.compacts
     while pos < end:
         if end - pos < BATCH_HEADER_SIZE:
             _raise_unparsable(buf, pos)
@@ -87,19 +107,31 @@ def validate_batches(
             ))
         ):
             _check_batch(header, config, now_ms, allow_control)  # raises the precise error
+        summary = inspect_batch(view, header, max_bytes, keyless=compacts)
+        if check_time:
+            _check_record_times(summary, base_ts, now_ms, after_max, before_max)
+        if summary.keyless:
+            keyless.extend(first_record + i for i in summary.keyless)
+        first_record += count
         headers.append(header)
         pos += size
+    if keyless:
+        # Record indexes count across the whole request, which holds one batch per
+        # partition for every real client.
+        message = keyless_message(where)
+        raise KeylessRecordError(message, [(i, message) for i in keyless])
     return headers
 
 
 def plain_batch(buf: memoryview, config: LogConfig, now_ms: int) -> BatchHeader | None:
     """The header of ``buf`` when it is the produce path's common case, else None.
 
-    The common case: exactly one batch, of an ordinary (non-idempotent) producer, that
-    passes every check of :func:`validate_batches`. None means "not that case", never
-    "invalid": the caller then runs :func:`validate_batches`, which raises the precise
-    error or returns the headers of the unusual-but-valid request. Nothing is raised here
-    and ``buf`` is only read. One unpack, one CRC call, no loop and no list.
+    The common case: exactly one uncompressed batch, of an ordinary (non-idempotent)
+    producer, that passes every check of :func:`validate_batches`. None means "not that
+    case", never "invalid": the caller then runs :func:`validate_batches`, which raises the
+    precise error or returns the headers of the unusual-but-valid request. Nothing is
+    raised here and ``buf`` is only read. One unpack, one CRC call, one C record walk, no
+    list (compacted topics never come here: their keys are checked in the general path).
     """
     end = len(buf)
     if end < BATCH_HEADER_SIZE:
@@ -114,19 +146,44 @@ def plain_batch(buf: memoryview, config: LogConfig, now_ms: int) -> BatchHeader 
         or producer_id >= 0
         or last_delta < 0
         or count != last_delta + 1
-        or attributes & ATTR_CONTROL
+        or attributes & (ATTR_CONTROL | ATTR_COMPRESSION_MASK)
+        or count > (end - BATCH_HEADER_SIZE) // MIN_RECORD_BYTES
     ):
         return None
-    if not config.is_log_append_time and max_ts >= 0:
+    check_time = not config.is_log_append_time
+    after_max, before_max = config.message_timestamp_after_max_ms, config.message_timestamp_before_max_ms
+    if check_time and max_ts >= 0:
         oldest = base_ts if base_ts < max_ts else max_ts
-        if max_ts - now_ms > config.message_timestamp_after_max_ms or (
-            oldest >= 0 and now_ms - oldest > config.message_timestamp_before_max_ms
-        ):
+        if max_ts - now_ms > after_max or (oldest >= 0 and now_ms - oldest > before_max):
             return None
     if crc32c(buf[CRC_START:]) != crc:
         return None
+    try:
+        min_delta, max_delta, _ = walk_records_raw(buf, BATCH_HEADER_SIZE, end, count, False)
+    except ValueError:
+        return None
+    if check_time:  # every record's timestamp, from the walk's range (see _check_record_times)
+        newest, oldest = base_ts + max_delta, base_ts + min_delta
+        if (newest >= 0 and newest - now_ms > after_max) or (oldest >= 0 and now_ms - oldest > before_max):
+            return None
     header: BatchHeader = _new_tuple(BatchHeader, (*fields, 0))
     return header
+
+
+def _check_record_times(summary: RecordSummary, base_ts: int, now_ms: int, after_max: int, before_max: int) -> None:
+    """Kafka checks every record's CreateTime timestamp; the walk gave their range."""
+    newest = base_ts + summary.max_timestamp_delta
+    oldest = base_ts + summary.min_timestamp_delta
+    if newest >= 0 and newest - now_ms > after_max:
+        raise InvalidTimestampError(
+            f"record timestamp {newest} is more than message.timestamp.after.max.ms "
+            f"{after_max} ahead of the broker clock {now_ms}"
+        )
+    if oldest >= 0 and now_ms - oldest > before_max:
+        raise InvalidTimestampError(
+            f"record timestamp {oldest} is more than message.timestamp.before.max.ms "
+            f"{before_max} behind the broker clock {now_ms}"
+        )
 
 
 def _raise_unparsable(buf: bytes | bytearray | memoryview, pos: int) -> None:

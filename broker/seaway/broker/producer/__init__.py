@@ -10,7 +10,10 @@ See README.md in this folder. Modules:
 
 from __future__ import annotations
 
+import logging
+
 from seaway.broker.context import BrokerContext
+from seaway.broker.log.record_check import WALK_IS_NATIVE
 from seaway.broker.producer.fault import DROP_PRODUCE_RESPONSE_KEY, ProduceFault, ProduceResponseDropped
 from seaway.broker.producer.ids import PRODUCER_ID_FILE, ProducerIdAllocator
 from seaway.broker.producer.manager import ProducerStateManager
@@ -34,14 +37,25 @@ APPENDER_COMPONENT = "appender"
 IDS_COMPONENT = "producer_ids"
 STATE_COMPONENT = "producer_state"
 FAULT_COMPONENT = "produce_fault"
+SNAPSHOT_INTERVAL_KEY = "log.flush.offset.checkpoint.interval.ms"
+"""Kafka's interval for per-partition checkpoints; here also the producer snapshot interval."""
 
 
 def install(context: BrokerContext) -> ProducerStateManager:
     """Register the id allocator, the producer state (and its appender) and any test fault."""
     context.components[IDS_COMPONENT] = ProducerIdAllocator(context.logs.log_dirs[0] / PRODUCER_ID_FILE)
-    manager = ProducerStateManager(context.logs, expiration_ms=context.config.producer_id_expiration_ms)
+    manager = ProducerStateManager(
+        context.logs,
+        expiration_ms=context.config.producer_id_expiration_ms,
+        snapshot_interval_ms=int(context.config.get(SNAPSHOT_INTERVAL_KEY)),
+    )
     context.components[STATE_COMPONENT] = manager
     context.components[APPENDER_COMPONENT] = manager.append
+    if not WALK_IS_NATIVE:
+        logging.getLogger("seaway.broker").warning(
+            "the record checks run in Python (seaway.broker.log._record_walk was not compiled at install): "
+            "produce throughput is much lower; reinstall with a C compiler, or run `python hatch_build.py`"
+        )
     every = int(context.config.get(DROP_PRODUCE_RESPONSE_KEY))
     if every:
         context.components[FAULT_COMPONENT] = ProduceFault(every)

@@ -4,18 +4,23 @@ The produce handler calls :meth:`ProducerStateManager.append` (installed as the 
 ``appender`` component) instead of ``PartitionLog.append``. It validates the batches
 once (:func:`~seaway.broker.log.validation.validate_batches`: headers, CRC, sizes,
 timestamps) and hands the parsed headers to the log's append, so nothing is parsed or
-checksummed twice. For ordinary producers (producer id -1) on a non-compacted topic that
-is the whole cost: no state is looked up. Idempotent batches take the checked path
-(:mod:`.state`, per batch, from the header); compacted topics also get the keyless-record
-check (:mod:`seaway.broker.log.cleaner_keys`), the only produce check that looks inside
-batches.
+checksummed twice. For ordinary producers (producer id -1) that is the whole cost: no
+state is looked up. Idempotent batches take the checked path (:mod:`.state`, per batch,
+from the header). Validation walks every record (:mod:`seaway.broker.log.record_check`)
+and, on compacted topics, refuses keyless records
+(:mod:`seaway.broker.log.cleaner_keys`).
 
 State is loaded lazily, on the first idempotent batch a partition receives after start:
 the newest ``<offset>.snapshot`` at or below the log end offset is read and the batch
 headers after it are replayed (headers only). Snapshots, Kafka's ``<offset>.snapshot``
-files in the partition dir (JSON here), are written by a background thread when a
-partition with changed state has rolled a segment since its last snapshot, and for every
-changed partition at clean shutdown; the two newest are kept. The same thread expires
+files in the partition dir (JSON here), are written by a background thread for a
+partition whose state changed, when it has rolled a segment since its last snapshot (as
+Kafka) or ``snapshot_interval_ms`` has passed since it (``log.flush.offset.checkpoint.
+interval.ms``, 60 s by default, the interval of Kafka's other per-partition checkpoints),
+and for every changed partition at clean shutdown; the two newest are kept. So what a
+start replays is bounded by one interval of batches, never by uptime: without the
+periodic snapshot a broker that is killed (or loses power) replays everything since its
+last roll, which grows until the next one (a gigabyte segment by default). The same thread expires
 producers idle for ``producer.id.expiration.ms`` (by their last batch's max timestamp,
 as Kafka). A crash loses nothing: replay from an older snapshot, or from the start of
 the log, rebuilds the same state, since every batch carries its producer id, epoch and
@@ -37,7 +42,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seaway.broker.log.cleaner_keys import check_keys_present
 from seaway.broker.log.partition_log import AppendResult, PartitionLog
 from seaway.broker.log.recovery import write_atomic
 from seaway.broker.log.validation import validate_batches
@@ -84,18 +88,30 @@ class _Tracked:
     state: PartitionProducerState
     snapshot_base: int
     """Base offset of the active segment when the last snapshot was written (-1: none)."""
+    snapshot_at: float
+    """``time.monotonic()`` of the last snapshot (or of loading)."""
 
 
 class ProducerStateManager:
     """Producer state of all partitions (see the module docstring)."""
 
-    def __init__(self, logs: LogManager, *, expiration_ms: int = 86400000, tick_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        logs: LogManager,
+        *,
+        expiration_ms: int = 86400000,
+        tick_s: float = 1.0,
+        snapshot_interval_ms: int = 60000,
+    ) -> None:
         self.logs = logs
         self.expiration_ms = expiration_ms
         self.tick_s = tick_s
+        self.snapshot_interval_ms = snapshot_interval_ms
         self._tracked: dict[tuple[str, int], _Tracked] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self.replayed_batches = 0
+        """Batch headers replayed to load producer state since start (what restarts cost)."""
 
     # -- the produce path ----------------------------------------------------------------
 
@@ -111,7 +127,7 @@ class ProducerStateManager:
         result = plog.append_plain(records, now_ms)
         if result is not None:
             return result
-        headers = validate_batches(records, plog.config, now_ms)
+        headers = validate_batches(records, plog.config, now_ms, where=f"{plog.topic}-{plog.partition}")
         if not plog.compacts and (
             (len(headers) == 1 and headers[0].producer_id < 0)
             or all(h.producer_id < 0 for h in headers)
@@ -124,8 +140,6 @@ class ProducerStateManager:
         self, plog: PartitionLog, records: Records, headers: list[BatchHeader], now_ms: int
     ) -> AppendResult:
         where = f"{plog.topic}-{plog.partition}"
-        if plog.compacts:
-            check_keys_present(records, headers, where)
         if all(h.producer_id < 0 for h in headers):
             return plog.append_validated(records, headers, now_ms)
         if len(headers) != 1:
@@ -213,7 +227,8 @@ class ProducerStateManager:
             replayed,
             end,
         )
-        return _Tracked(plog, state, segments[-1].base_offset if found_snapshot else -1)
+        self.replayed_batches += replayed
+        return _Tracked(plog, state, segments[-1].base_offset if found_snapshot else -1, time.monotonic())
 
     # -- snapshots and expiry ------------------------------------------------------------
 
@@ -234,13 +249,20 @@ class ProducerStateManager:
         path = _snapshot_path(plog.directory, offset)
         write_atomic(path, payload)
         tracked.snapshot_base = active_base
+        tracked.snapshot_at = time.monotonic()
         for old in snapshot_offsets(plog.directory)[:-_SNAPSHOTS_KEPT]:
             _snapshot_path(plog.directory, old).unlink(missing_ok=True)
         return path
 
     def maintain(self, now_ms: int | None = None, *, shutdown: bool = False) -> None:
-        """Expire idle producers; snapshot partitions that rolled (all changed ones at shutdown)."""
+        """Expire idle producers; snapshot changed partitions that rolled or whose interval passed.
+
+        At shutdown every changed partition is snapshotted. Never raises for one
+        partition: the others still get theirs (a clean stop must finish).
+        """
         now = _now_ms() if now_ms is None else now_ms
+        interval_s = self.snapshot_interval_ms / 1000.0
+        mono = time.monotonic()
         for key, tracked in list(self._tracked.items()):
             if self.logs.get_log(*key) is not tracked.log:
                 if self._tracked.get(key) is tracked:
@@ -253,9 +275,9 @@ class ProducerStateManager:
                 log.info("expired %d idle producer ids of %s-%d", expired, *key)
             try:
                 rolled = tracked.log.segments()[-1].base_offset != tracked.snapshot_base
-                if state.changed and (rolled or shutdown):
+                if state.changed and (rolled or shutdown or mono - tracked.snapshot_at >= interval_s):
                     self._snapshot(tracked)
-            except (OSError, SeawayError) as exc:
+            except Exception as exc:
                 log.warning("cannot snapshot producer state of %s-%d: %s", *key, exc)
 
     # -- lifecycle -----------------------------------------------------------------------
