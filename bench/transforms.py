@@ -40,7 +40,7 @@ if str(ROOT) not in sys.path:  # for tests.support
 
 from seaway.connect.api import Schema, SchemaBuilder, SourceRecord, Struct  # noqa: E402
 from seaway.connect.converters.json_converter import JsonConverter  # noqa: E402
-from seaway.connect.runtime.config import ConnectorConfig  # noqa: E402
+from seaway.connect.runtime.connector_config import ConnectorConfig  # noqa: E402
 from seaway.connect.runtime.plugins import Plugins  # noqa: E402
 from seaway.connect.runtime.transformation_chain import TransformationChain, build_chain  # noqa: E402
 
@@ -70,7 +70,7 @@ clock: Callable[[], float] = time.perf_counter  # --clock
 
 def make_chain(plugins: Plugins, fuse: bool) -> TransformationChain[Any]:
     """The worker's chain for CONNECTOR_CONFIG (``fuse=False``: the same stages, one by one)."""
-    chain: TransformationChain[Any] = build_chain(ConnectorConfig(plugins, CONNECTOR_CONFIG, sink=False))
+    chain: TransformationChain[Any] = build_chain(ConnectorConfig.parse(plugins, CONNECTOR_CONFIG), plugins)
     return chain if fuse else TransformationChain(chain.stages, fuse=False)
 
 

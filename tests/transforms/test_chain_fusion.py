@@ -39,7 +39,7 @@ from seaway.connect.api import (
     Transformation,
 )
 from seaway.connect.api.data.logical import Decimal
-from seaway.connect.runtime.config import ConnectorConfig
+from seaway.connect.runtime.connector_config import ConnectorConfig
 from seaway.connect.runtime.plugins import Plugins
 from seaway.connect.runtime.transformation_chain import TransformationChain, TransformationStage, build_chain
 from seaway.transforms import (
@@ -507,7 +507,7 @@ def test_build_chain_fuses_a_connector_config() -> None:
              "transforms.tomb.type": "Filter", "transforms.tomb.predicate": "isTomb",
              "transforms.c.type": "TimestampRouter",
              "predicates": "isTomb", "predicates.isTomb.type": "RecordIsTombstone"}
-    chain = build_chain(ConnectorConfig(Plugins(), props, sink=False))
+    chain = build_chain(ConnectorConfig.parse(Plugins(), props), Plugins())
     try:
         assert len(chain.stages) == 4
         assert [type(step).__name__ if isinstance(step, FusedRun) else "stage" for step in chain._steps] == \

@@ -46,3 +46,33 @@ def test_standalone_runs_connectors_from_files_and_stops_cleanly(
     assert proc.returncode == 0, output
     offsets = json.loads((tmp_path / "offsets").read_text())["offsets"]
     assert sorted(json.loads(k)[0] for k, _ in offsets) == ["counter", "second"]
+
+
+@pytest.mark.timeout(60)
+def test_standalone_reads_its_files_as_java_properties(rt_broker: EmbeddedBroker, tmp_path: Path,
+                                                       topic_name: str) -> None:
+    """Worker and connector files in Properties.load syntax: ``key value``, ``key:value``, continuations,
+    ``\\uXXXX`` escapes, and values with the trailing white space Java keeps, which the typed keys
+    (numbers, booleans, lists, classes) and the clients' settings trim as Kafka's ConfigDef does."""
+    worker = tmp_path / "worker.properties"
+    worker.write_text(f"bootstrap.servers = {rt_broker.bootstrap}  \n"
+                      "key.converter org.apache.kafka.connect.storage.StringConverter \t\n"
+                      "value.converter:org.apache.kafka.connect.\\\n     storage.StringConverter \n"
+                      f"offset.storage.file.filename={tmp_path / 'offsets'}\n"
+                      "offset.flush.interval.ms=500 \n! a comment\nlisteners=http://127.0.0.1:0 \n"
+                      "topic.creation.enable = false \nproducer.acks = all \n"
+                      f"plugin.allowlist={MODULE}.* \n")
+    props = tmp_path / "counter.properties"
+    # \u002d is '-': a reader without Java's escapes names another topic, and no record arrives
+    props.write_text(f"name=java\nconnector.class={MODULE}:CounterConnector \ntasks.max=1 \n"
+                     f"tasks.max.enforce = true \ntopic={topic_name}\\u002dx\ncount=3 \n")
+    proc = subprocess.Popen([sys.executable, "-m", "seaway.cli.main", "connect", "standalone", str(worker),
+                             str(props)], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        values = [m.value() for m in consume_records(rt_broker.bootstrap, topic_name + "-x", 3, timeout=20)]
+        assert values == [b"v0", b"v1", b"v2"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        output, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0, output

@@ -6,12 +6,12 @@ import logging
 from pathlib import Path
 
 import pytest
+from seaway.connect.api import ConfigError
 from seaway.connect.runtime.config_providers import (
     ConfigTransformer,
     DirectoryConfigProvider,
     EnvVarConfigProvider,
     FileConfigProvider,
-    read_properties,
 )
 from seaway.connect.runtime.herder import State
 from seaway.connect.testing import EmbeddedBroker, EmbeddedConnect
@@ -26,7 +26,6 @@ SECRET = "s3cr3t-Value-42"
 def test_providers_and_transformer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     props = tmp_path / "db.properties"
     props.write_text("# comment\ndb.password = " + SECRET + "\nuser:admin\nlong=a\\\n  b\n")
-    assert read_properties(props.read_text()) == {"db.password": SECRET, "user": "admin", "long": "ab"}
     (tmp_path / "secrets").mkdir()
     (tmp_path / "secrets" / "token").write_text("tok")
     monkeypatch.setenv("RT_ALLOWED", "yes")
@@ -43,6 +42,21 @@ def test_providers_and_transformer(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert result.data == {"a": SECRET, "b": "yes", "c": "${env:RT_DENIED}", "d": "x-tok-y", "e": "${unknown:k}",
                            "f": f"${{dir:{tmp_path}:../etc}}"}
     assert result.secrets == {SECRET, "yes", "tok"}
+
+
+def test_file_provider_reads_a_properties_file_as_java_does(tmp_path: Path) -> None:
+    """Kafka's FileConfigProvider reads with Properties.load: trailing white space is part of the value,
+    ``\\uXXXX`` and ``\\:`` are escapes, a continuation line may start with ``#``."""
+    path = tmp_path / "db.properties"
+    path.write_text("# comment\npassword = pa ss  \nuser:admin\nlong=a\\\n  #b\nkey\\:x=\\u00e9t\\u00e9\n",
+                    encoding="utf-8")
+    provider = FileConfigProvider()
+    provider.configure({})
+    assert provider.get(str(path)).data == {"password": "pa ss  ", "user": "admin", "long": "a#b", "key:x": "été"}
+    assert provider.get(str(path), ["password"]).data == {"password": "pa ss  "}
+    path.write_text("bad=\\u00zz\n")
+    with pytest.raises(ConfigError, match=r"Could not read properties from file .*Malformed"):
+        provider.get(str(path))
 
 
 @pytest.mark.timeout(60)

@@ -3,17 +3,25 @@
 * The status listener: the worker's connector/task transitions become statuses in the
   status store with this worker's id; failure traces are scrubbed of resolved secrets.
 * Config validation (``validate_connector_config``): placeholders resolved, the framework
-  definition enriched with the transforms/predicates, sink/source cross-checks, the
+  definition enriched with the transforms/predicates (the definition
+  :class:`~seaway.connect.runtime.connector_config.ConnectorConfig` later parses against),
+  sink/source cross-checks, the
   connector's own ``validate``, converter configs and the client override policy, merged into
   Kafka's ConfigInfos shape. Values are reported from the *unresolved* config, and PASSWORD
   values as ``[hidden]``, so validation never echoes a secret.
 * Plugin listings and the plugin config description.
+* :meth:`AbstractHerder.parsed`: a stored config parsed once, at the start of a connector or
+  task, with a failure reported as that connector's or task's failure.
+* The operations both herders answer the same way from their stores (config and task-status
+  reads, offsets reads, active topics, pause/resume through ``_set_target``).
 """
 
 from __future__ import annotations
 
+import abc
+import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from seaway.connect.api import (
@@ -30,24 +38,28 @@ from seaway.connect.api.config import convert_to_string
 from seaway.connect.runtime.config import (
     REST_REQUEST_MAX_BYTES,
     WorkerConfig,
-    enrich,
     sink_config_def,
     source_config_def,
     validate_sink_topics,
 )
 from seaway.connect.runtime.config_providers import REDACTOR, scrub
+from seaway.connect.runtime.connector_config import ConnectorConfig, connector_definition
 from seaway.connect.runtime.herder import (
     BadRequestError,
     ConfigInfos,
+    ConnectorOffsets,
     ConnectorState,
     ConnectorTaskId,
     ConnectorType,
     Herder,
+    HerderError,
     NotFoundError,
     PluginDesc,
     State,
+    TargetState,
     TaskState,
 )
+from seaway.connect.runtime.offsets_admin import OffsetsAdmin
 from seaway.connect.runtime.plugins import PluginKind, Plugins
 from seaway.connect.runtime.stores import MemoryStatusBackingStore
 from seaway.connect.runtime.worker import Worker
@@ -70,9 +82,19 @@ def invalid_config_message(infos: ConfigInfos) -> str:
               "`/connector-plugins/{connectorType}/config/validate`")
 
 
-def loggable_config(config: Mapping[str, str], definition: ConfigDef | None) -> dict[str, str]:
-    """``config`` with PASSWORD-typed values as ``[hidden]`` (what may go to a log line)."""
-    keys = definition.config_keys() if definition is not None else {}
+def loggable_config(config: Mapping[str, str], definition: ConfigDef | None,
+                    plugins: Plugins | None = None) -> dict[str, str]:
+    """``config`` with PASSWORD-typed values as ``[hidden]`` (what may go to a log line).
+
+    With ``plugins``, the connector's own PASSWORD keys (``connection.password``) are hidden too.
+    """
+    keys = dict(definition.config_keys()) if definition is not None else {}
+    if plugins is not None:
+        try:
+            own = plugins.new_instance(PluginKind.CONNECTOR, config.get("connector.class", "")).config()
+            keys.update({k: v for k, v in own.config_keys().items() if k not in keys})
+        except Exception:  # an unknown or broken connector: only the framework's keys are known
+            pass
     return {k: (Password.HIDDEN if k in keys and keys[k].type is ConfigType.PASSWORD else v)
             for k, v in config.items()}
 
@@ -84,10 +106,65 @@ class AbstractHerder(Herder):
     status_store: MemoryStatusBackingStore
     worker_config: WorkerConfig
     plugins_registry: Plugins
+    offsets_admin: OffsetsAdmin
+    _cluster_id: str
+    _ready: bool
 
     @property
     def worker_id(self) -> str:
         return self.worker.worker_id
+
+    @property
+    def kafka_cluster_id(self) -> str:
+        return self._cluster_id
+
+    def is_ready(self) -> bool:
+        return self._ready
+
+    # -- what each herder reads and writes its own way ---------------------------------------------
+    @abc.abstractmethod
+    def _raw(self, name: str) -> dict[str, str]:
+        """The stored config of ``name`` (placeholders unresolved); :class:`NotFoundError` if unknown."""
+
+    @abc.abstractmethod
+    async def _set_target(self, name: str, target: TargetState) -> None: ...
+
+    # -- operations answered alike by both herders ------------------------------------------------
+    async def connector_config(self, name: str) -> dict[str, str]:
+        return self._raw(name)
+
+    async def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos:
+        return await asyncio.to_thread(self.validate_sync, config)
+
+    async def task_status(self, name: str, task: int) -> TaskState:
+        status = self.status_store.get_task(ConnectorTaskId(name, task))
+        if status is None:
+            raise NotFoundError(f"No status found for task {name}-{task}")
+        return status
+
+    async def pause_connector(self, name: str) -> None:
+        await self._set_target(name, TargetState.PAUSED)
+
+    async def resume_connector(self, name: str) -> None:
+        await self._set_target(name, TargetState.STARTED)
+
+    async def connector_offsets(self, name: str) -> ConnectorOffsets:
+        raw = self._raw(name)
+        return await asyncio.to_thread(self.offsets_admin.read, name, raw)
+
+    def _check_tracking(self, reset: bool = False) -> None:
+        if not self.worker_config.get("topic.tracking.enable"):
+            raise HerderError("Topic tracking is disabled.", status=403)
+        if reset and not self.worker_config.get("topic.tracking.allow.reset"):
+            raise HerderError("Topic tracking reset is disabled.", status=403)
+
+    async def connector_active_topics(self, name: str) -> list[str]:
+        self._check_tracking()
+        return self.status_store.topics(name)
+
+    async def reset_connector_active_topics(self, name: str) -> None:
+        self._check_tracking(reset=True)
+        self.status_store.reset_topics(name)
 
     def rest_request_max_bytes(self) -> int:
         return int(self.worker_config.get(REST_REQUEST_MAX_BYTES))
@@ -134,6 +211,22 @@ class AbstractHerder(Herder):
 
     def on_topic(self, task_id: ConnectorTaskId, topic: str) -> None:
         self.status_store.put_topic(task_id.connector, task_id.task, topic)
+
+    # -- parsing a stored config (worker threads) ----------------------------------------------
+    def parsed(self, name: str, raw: Mapping[str, str], failed: Callable[[BaseException], None]
+               ) -> ConnectorConfig | None:
+        """``raw`` resolved and parsed (:meth:`Worker.connector_config`), or None after ``failed(error)``.
+
+        ``failed`` is the status of whatever was about to start: the connector
+        (``on_connector_failure``) or its tasks (``on_task_failure``), which then show FAILED
+        with the reason, as when the worker itself cannot start them.
+        """
+        try:
+            return self.worker.connector_config(name, raw)
+        except Exception as e:
+            log.error("Failed to parse the config of connector %s", name, exc_info=e)
+            failed(e)
+            return None
 
     # -- types and plugins ----------------------------------------------------------------------
     def connector_type(self, config: Mapping[str, str]) -> ConnectorType:
@@ -186,8 +279,7 @@ class AbstractHerder(Herder):
             raise BadRequestError(str(e)) from None
         resolved = self.worker.transformer.transform(config).data
         sink = issubclass(cls, SinkConnector)
-        base = sink_config_def(self.plugins_registry) if sink else source_config_def(self.plugins_registry)
-        framework = enrich(self.plugins_registry, base, resolved)
+        framework = connector_definition(self.plugins_registry, cls, resolved)
         values = {v.name: v for v in framework.validate(resolved)}
         if sink:
             validate_sink_topics(resolved, values)

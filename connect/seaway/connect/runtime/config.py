@@ -1,10 +1,11 @@
-"""Worker and connector configuration: Kafka's ``WorkerConfig``, ``StandaloneConfig``, ``ConnectorConfig``.
+"""Worker and connector configuration: Kafka's ``WorkerConfig``, ``StandaloneConfig`` and the
+``ConnectorConfig`` definitions (the parsed connector value is :mod:`.connector_config`).
 
-Both are ConfigDefs plus a parsed, typed object, so one definition feeds parsing, the
-``/connector-plugins/{type}/config`` listing and validation errors that name the field.
-The connector definition is *enriched* per config, as Kafka's ``ConnectorConfig.enrich``
-does: every alias in ``transforms``/``predicates`` adds ``transforms.<alias>.type`` and the
-SMT's own keys under ``transforms.<alias>.``, so validation reports them by their full names.
+Each is a ConfigDef, so one definition feeds parsing, the ``/connector-plugins/{type}/config``
+listing and validation errors that name the field. The connector definition is *enriched* per
+config, as Kafka's ``ConnectorConfig.enrich`` does: every alias in ``transforms``/``predicates``
+adds ``transforms.<alias>.type`` and the SMT's own keys under ``transforms.<alias>.``, so
+validation reports them by their full names.
 
 Keys of Seaway's own: ``plugin.allowlist`` (Python paths a config may name besides installed
 plugins: see :mod:`seaway.connect.runtime.plugins`) and ``rest.request.max.bytes`` (the REST
@@ -43,11 +44,11 @@ from seaway.connect.runtime.plugins import PluginKind, Plugins
 __all__ = [
     "PLUGIN_ALLOWLIST",
     "REST_REQUEST_MAX_BYTES",
-    "ConnectorConfig",
     "StandaloneConfig",
     "WorkerConfig",
     "allow_listed",
     "connector_config_def",
+    "enrich",
     "sink_config_def",
     "source_config_def",
     "validate_sink_topics",
@@ -143,8 +144,12 @@ class WorkerConfig(AbstractConfig):
         return int(self.get(key))
 
     def client_props(self, prefix: str) -> dict[str, str]:
-        """Worker-level ``producer.*`` / ``consumer.*`` / ``admin.*`` (prefix stripped)."""
-        return {k: str(v) for k, v in self.originals_with_prefix(prefix).items()}
+        """Worker-level ``producer.*`` / ``consumer.*`` / ``admin.*`` (prefix stripped).
+
+        Values are trimmed, as Kafka's clients trim every value they parse with their ConfigDef
+        (librdkafka does not, and a properties file keeps a value's trailing white space).
+        """
+        return {k: str(v).strip() for k, v in self.originals_with_prefix(prefix).items()}
 
     def converter_props(self, key: str) -> dict[str, Any]:
         return self.originals_with_prefix(key + ".")
@@ -347,31 +352,3 @@ def validate_sink_topics(props: Mapping[str, Any], values: dict[str, ConfigValue
         values.setdefault(key, ConfigValue(key, dlq)).add_error_message(
             f"The DLQ topic '{dlq}' may not be included in the list of topics ('topics'='{','.join(topics)}') "
             "consumed by the connector")
-
-
-class ConnectorConfig(AbstractConfig):
-    """A connector's framework config, parsed against the enriched sink or source definition."""
-
-    def __init__(self, plugins: Plugins, props: Mapping[str, Any], *, sink: bool | None = None) -> None:
-        self.plugins = plugins
-        self.is_sink = bool(sink)
-        if sink is None:
-            base = connector_config_def(plugins)
-        else:
-            base = sink_config_def(plugins) if sink else source_config_def(plugins)
-        super().__init__(enrich(plugins, base, props), props)
-
-    @property
-    def name(self) -> str:
-        return str(self.get("name"))
-
-    @property
-    def tolerate_all(self) -> bool:
-        return str(self.get("errors.tolerance")).lower() == "all"
-
-    def sink_topics(self) -> tuple[list[str], str]:
-        return list(self.get("topics")), str(self.get("topics.regex") or "")
-
-    def client_overrides(self, client: str) -> dict[str, str]:
-        """``producer.override.*`` etc. (prefix stripped)."""
-        return {k: str(v) for k, v in self.originals_with_prefix(f"{client}.override.").items()}

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from seaway.connect.api import ConfigData, ConfigError, ConfigProvider
+from seaway.properties import load_properties_file
 
 __all__ = [
     "REDACTOR",
@@ -42,7 +43,6 @@ __all__ = [
     "SecretRedactor",
     "TransformResult",
     "has_placeholders",
-    "read_properties",
     "scrub",
 ]
 
@@ -52,27 +52,6 @@ PLACEHOLDER = re.compile(r"\$\{([^}]*?):(([^}]*?):)?([^}]*?)\}")
 
 def has_placeholders(value: str | None) -> bool:
     return value is not None and PLACEHOLDER.search(value) is not None
-
-
-def read_properties(text: str) -> dict[str, str]:
-    """A Java ``.properties`` text: ``k=v`` / ``k:v`` / ``k v``, ``#``/``!`` comments, ``\\`` continuations."""
-    out: dict[str, str] = {}
-    pending = ""
-    for raw in text.splitlines():
-        line = pending + raw.lstrip() if pending else raw.strip()
-        if not pending and (not line or line[0] in "#!"):
-            continue
-        if line.endswith("\\") and not line.endswith("\\\\"):
-            pending = line[:-1]
-            continue
-        pending = ""
-        match = re.match(r"((?:\\.|[^=:\s])*)\s*[=:\s]?\s*(.*)", line)
-        if match is None:
-            continue
-        key = re.sub(r"\\(.)", r"\1", match.group(1))
-        value = match.group(2).replace("\\n", "\n").replace("\\t", "\t").replace("\\\\", "\\")
-        out[key] = value.rstrip()
-    return out
 
 
 class _PathGuard:
@@ -93,7 +72,11 @@ class _PathGuard:
 
 
 class FileConfigProvider(ConfigProvider):
-    """``${file:<path>:<key>}``: a key of a ``.properties`` file (re-read on every resolution)."""
+    """``${file:<path>:<key>}``: a key of a ``.properties`` file (re-read on every resolution).
+
+    The file is read as Kafka's provider reads it, with ``java.util.Properties.load``'s rules
+    (:mod:`seaway.properties`): a value keeps its trailing white space.
+    """
 
     def __init__(self) -> None:
         self._guard = _PathGuard()
@@ -108,9 +91,11 @@ class FileConfigProvider(ConfigProvider):
         if resolved is None:
             return ConfigData({})
         try:
-            props = read_properties(resolved.read_text(encoding="utf-8"))
+            props = load_properties_file(resolved)
         except OSError as e:
             raise ConfigError(f"Could not read properties from file {path}: {e.strerror}") from None
+        except ValueError as e:  # not UTF-8, or a malformed \uXXXX escape Java would refuse too
+            raise ConfigError(f"Could not read properties from file {path}: {e}") from None
         if keys is None:
             return ConfigData(props)
         wanted = set(keys)

@@ -13,6 +13,7 @@ PATCH with ``"offset": null`` is rejected; ``DELETE`` (reset all) deletes the gr
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
@@ -24,6 +25,7 @@ from seaway.connect.runtime.offsets import encode_key, validate_offset_map
 
 if TYPE_CHECKING:
     from seaway.connect.runtime.abstract_herder import AbstractHerder
+    from seaway.connect.runtime.connector_config import ConnectorConfig
 
 __all__ = ["OffsetsAdmin"]
 
@@ -58,18 +60,19 @@ class OffsetsAdmin:
     def __init__(self, herder: AbstractHerder) -> None:
         self.herder = herder
 
-    def _group(self, name: str, raw: dict[str, str]) -> str:
-        return raw.get("consumer.override.group.id") or f"connect-{name}"
-
     def _admin(self) -> AdminClient:
         config: dict[str, Any] = {"bootstrap.servers": self.herder.worker_config.bootstrap_servers}
         config.update(self.herder.worker_config.client_props("admin."))
         return AdminClient(config)
 
-    def read(self, name: str, raw: dict[str, str]) -> ConnectorOffsets:
-        if not self.herder.worker.is_sink(raw):
+    def read(self, name: str, raw: Mapping[str, str]) -> ConnectorOffsets:
+        """The offsets of the connector whose stored config is ``raw``."""
+        return self._read(name, self.herder.worker.connector_config(name, raw))
+
+    def _read(self, name: str, config: ConnectorConfig) -> ConnectorOffsets:
+        if not config.is_sink:
             return ConnectorOffsets(self.herder.worker.offset_store.connector_partitions(name))
-        group = self._group(name, raw)
+        group = config.consumer_group
         admin = self._admin()  # keep a reference: futures never complete once the client is gone
         futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])
         try:
@@ -83,14 +86,15 @@ class OffsetsAdmin:
                              for tp in result.topic_partitions or [] if tp.offset >= 0]
         return ConnectorOffsets(sorted(pairs, key=lambda p: (p[0]["kafka_topic"], p[0]["kafka_partition"])))
 
-    def alter(self, name: str, raw: dict[str, str], offsets: list[Pair] | None, *, reset: bool) -> str:
+    def alter(self, name: str, raw: Mapping[str, str], offsets: list[Pair] | None, *, reset: bool) -> str:
         """Alter (``reset=False``) or reset all (``offsets=None``, ``reset=True``) and return Kafka's message."""
         worker = self.herder.worker
-        connector = worker.connector_class(raw)()
-        resolved = worker.resolve(name, raw).data
+        config = worker.connector_config(name, raw)
+        connector = config.connector_class()
+        resolved = dict(config.props)
         verb = "reset" if reset else "altered"
         if isinstance(connector, SinkConnector):
-            return self._alter_sink(name, raw, resolved, connector, offsets, verb)
+            return self._alter_sink(name, config, resolved, connector, offsets, verb)
         assert isinstance(connector, SourceConnector)
         if offsets is None:
             offsets = [(p, None) for p, _ in worker.offset_store.connector_partitions(name)]
@@ -109,13 +113,13 @@ class OffsetsAdmin:
                                  for p, o in offsets})
         return _message(by_connector, verb)
 
-    def _alter_sink(self, name: str, raw: dict[str, str], resolved: dict[str, str], connector: SinkConnector,
+    def _alter_sink(self, name: str, config: ConnectorConfig, resolved: dict[str, str], connector: SinkConnector,
                     offsets: list[Pair] | None, verb: str) -> str:
-        group = self._group(name, raw)
+        group = config.consumer_group
         parsed: dict[TopicPartition, int | None] = {}
         if offsets is None:
             parsed = {TopicPartition(p["kafka_topic"], p["kafka_partition"]): None
-                      for p, _ in self.read(name, raw).offsets}
+                      for p, _ in self._read(name, config).offsets}
         else:
             for partition, offset in offsets:
                 if not isinstance(partition, dict) or "kafka_topic" not in partition or \

@@ -17,10 +17,10 @@ from confluent_kafka.admin import AdminClient
 from seaway.connect.runtime.abstract_herder import AbstractHerder, invalid_config_message, loggable_config
 from seaway.connect.runtime.config import StandaloneConfig, connector_config_def
 from seaway.connect.runtime.config_providers import REDACTOR
+from seaway.connect.runtime.connector_config import ConnectorConfig
 from seaway.connect.runtime.herder import (
     AlreadyExistsError,
     BadRequestError,
-    ConfigInfos,
     ConnectorInfo,
     ConnectorOffsets,
     ConnectorStateInfo,
@@ -31,7 +31,6 @@ from seaway.connect.runtime.herder import (
     State,
     TargetState,
     TaskInfo,
-    TaskState,
     check_new_connector_name,
 )
 from seaway.connect.runtime.offsets import FileOffsetBackingStore, OffsetBackingStore
@@ -66,10 +65,6 @@ class StandaloneHerder(AbstractHerder):
         self._ready = False
 
     # -- lifecycle ------------------------------------------------------------------------------
-    @property
-    def kafka_cluster_id(self) -> str:
-        return self._cluster_id
-
     async def start(self) -> None:
         self._loop = asyncio.get_running_loop()
         await asyncio.to_thread(self.worker.start)
@@ -91,9 +86,6 @@ class StandaloneHerder(AbstractHerder):
             await asyncio.to_thread(self.worker.stop)
         log.info("Herder stopped")
 
-    def is_ready(self) -> bool:
-        return self._ready
-
     # -- helpers (worker threads) ---------------------------------------------------------------
     def _raw(self, name: str) -> dict[str, str]:
         config = self.config_store.connector_config(name)
@@ -105,22 +97,32 @@ class StandaloneHerder(AbstractHerder):
         self.worker.stop_and_await_tasks(self.worker.task_ids(name))
         self.worker.stop_and_await_connector(name)
 
-    def _start_connector(self, name: str) -> None:
-        """Start the connector instance in its target state, then its tasks."""
+    def _start_connector(self, name: str, raw: dict[str, str]) -> None:
+        """Start the connector instance in its target state, then its tasks (one parse of ``raw`` for all)."""
         target = self.config_store.target_state(name) or TargetState.STARTED
-        self.worker.start_connector(name, self._raw(name), target)
+        config = self._start_connector_instance(name, raw, target)
         if target is TargetState.STOPPED:
             self.config_store.put_task_configs(name, [])
             self.status_store.remove_tasks(name)
-        self._update_tasks(name)
+        self._update_tasks(name, config)
 
-    def _update_tasks(self, name: str) -> None:
-        """Regenerate task configs if the connector runs; restart tasks when they changed."""
-        raw = self._raw(name)
+    def _start_connector_instance(self, name: str, raw: dict[str, str], target: TargetState
+                                  ) -> ConnectorConfig | None:
+        config = self.parsed(name, raw, lambda e: self.on_connector_failure(name, e))
+        if config is not None:
+            self.worker.start_connector(config, target)
+        return config
+
+    def _update_tasks(self, name: str, config: ConnectorConfig | None = None) -> None:
+        """Regenerate task configs if the connector runs; restart tasks when they changed.
+
+        ``config`` is the connector's parsed config when the caller has just parsed it; else
+        the stored one is parsed, once, if any task is to start.
+        """
         target = self.config_store.target_state(name) or TargetState.STARTED
         if self.worker.connector_running(name):
             try:
-                configs = self.worker.connector_task_configs(name, raw)
+                configs = self.worker.connector_task_configs(name)
             except Exception as e:
                 log.error("Failed to generate task configs for %s", name, exc_info=e)
                 self.on_connector_failure(name, e)
@@ -130,10 +132,26 @@ class StandaloneHerder(AbstractHerder):
                 self.config_store.put_task_configs(name, configs)
                 self.status_store.remove_tasks(name, keep=len(configs))
         running = set(self.worker.task_ids(name))
-        for index, task_config in enumerate(self.config_store.task_configs(name)):
-            task_id = ConnectorTaskId(name, index)
-            if task_id not in running:
-                self.worker.start_task(task_id, raw, task_config, target)
+        to_start = [(ConnectorTaskId(name, index), task_config)
+                    for index, task_config in enumerate(self.config_store.task_configs(name))
+                    if ConnectorTaskId(name, index) not in running]
+        if not to_start:
+            return
+        if config is None:
+            config = self.parsed(name, self._raw(name), lambda e: self._tasks_failed([t for t, _ in to_start], e))
+            if config is None:
+                return
+        for task_id, task_config in to_start:
+            self.worker.start_task(task_id, config, task_config, target)
+
+    def _start_task(self, task_id: ConnectorTaskId, raw: dict[str, str], task_config: dict[str, str],
+                    target: TargetState) -> bool:
+        config = self.parsed(task_id.connector, raw, lambda e: self.on_task_failure(task_id, e))
+        return config is not None and self.worker.start_task(task_id, config, task_config, target)
+
+    def _tasks_failed(self, task_ids: list[ConnectorTaskId], error: BaseException) -> None:
+        for task_id in task_ids:
+            self.on_task_failure(task_id, error)
 
     def _request_reconfiguration(self, name: str) -> None:
         """``ConnectorContext.request_task_reconfiguration`` from any thread."""
@@ -160,12 +178,6 @@ class StandaloneHerder(AbstractHerder):
         raw = self._raw(name)
         return ConnectorInfo(name, raw, self.config_store.task_ids(name), self.connector_type(raw))
 
-    async def connector_config(self, name: str) -> dict[str, str]:
-        return self._raw(name)
-
-    async def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos:
-        return await asyncio.to_thread(self.validate_sync, config)
-
     async def put_connector_config(self, name: str, config: dict[str, str], *, allow_replace: bool,
                                    initial_state: TargetState | None = None) -> Created:
         config = {**config, "name": config.get("name", name)}
@@ -179,11 +191,11 @@ class StandaloneHerder(AbstractHerder):
             if not exists:
                 check_new_connector_name(name)
             log.info("%s connector %s with config %s", "Updating" if exists else "Creating", name,
-                     loggable_config(config, connector_config_def(self.plugins_registry)))
+                     loggable_config(config, connector_config_def(self.plugins_registry), self.plugins_registry))
             if exists:
                 await asyncio.to_thread(self._stop_all, name)
             self.config_store.put_connector_config(name, config, None if exists else initial_state)
-            await asyncio.to_thread(self._start_connector, name)
+            await asyncio.to_thread(self._start_connector, name, config)
             return Created(not exists, await self.connector_info(name))
 
     async def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
@@ -214,12 +226,6 @@ class StandaloneHerder(AbstractHerder):
             raise NotFoundError(f"No status found for connector {name}")
         return ConnectorStateInfo(name, status, self.status_store.get_all(name), self.connector_type(raw))
 
-    async def task_status(self, name: str, task: int) -> TaskState:
-        status = self.status_store.get_task(ConnectorTaskId(name, task))
-        if status is None:
-            raise NotFoundError(f"No status found for task {name}-{task}")
-        return status
-
     # -- target states ----------------------------------------------------------------------------
     async def _set_target(self, name: str, target: TargetState) -> None:
         async with self._lock:
@@ -235,12 +241,6 @@ class StandaloneHerder(AbstractHerder):
             if target is not TargetState.STOPPED and (previous is TargetState.STOPPED or
                                                       not self.worker.task_ids(name)):
                 await asyncio.to_thread(self._update_tasks, name)
-
-    async def pause_connector(self, name: str) -> None:
-        await self._set_target(name, TargetState.PAUSED)
-
-    async def resume_connector(self, name: str) -> None:
-        await self._set_target(name, TargetState.STARTED)
 
     async def stop_connector(self, name: str) -> None:
         await self._set_target(name, TargetState.STOPPED)
@@ -269,7 +269,8 @@ class StandaloneHerder(AbstractHerder):
 
     def _restart_connector_instance(self, name: str) -> None:
         self.worker.stop_and_await_connector(name)
-        self.worker.start_connector(name, self._raw(name), self.config_store.target_state(name) or TargetState.STARTED)
+        self._start_connector_instance(name, self._raw(name),
+                                       self.config_store.target_state(name) or TargetState.STARTED)
 
     async def _do_restart(self, name: str, connector: bool, tasks: list[int]) -> None:
         async with self._lock:
@@ -290,28 +291,10 @@ class StandaloneHerder(AbstractHerder):
                 raise NotFoundError(f"Unknown task: {task_id}")
             target = self.config_store.target_state(name) or TargetState.STARTED
             await asyncio.to_thread(self.worker.stop_and_await_tasks, [task_id])
-            if not await asyncio.to_thread(self.worker.start_task, task_id, raw, configs[task], target):
+            if not await asyncio.to_thread(self._start_task, task_id, raw, configs[task], target):
                 raise HerderError(f"Failed to start task: {task_id}", status=500)
 
     # -- topics and offsets -----------------------------------------------------------------------
-    def _check_tracking(self, reset: bool = False) -> None:
-        if not self.worker_config.get("topic.tracking.enable"):
-            raise HerderError("Topic tracking is disabled.", status=403)
-        if reset and not self.worker_config.get("topic.tracking.allow.reset"):
-            raise HerderError("Topic tracking reset is disabled.", status=403)
-
-    async def connector_active_topics(self, name: str) -> list[str]:
-        self._check_tracking()
-        return self.status_store.topics(name)
-
-    async def reset_connector_active_topics(self, name: str) -> None:
-        self._check_tracking(reset=True)
-        self.status_store.reset_topics(name)
-
-    async def connector_offsets(self, name: str) -> ConnectorOffsets:
-        raw = self._raw(name)
-        return await asyncio.to_thread(self.offsets_admin.read, name, raw)
-
     def _require_stopped(self, name: str) -> dict[str, str]:
         raw = self._raw(name)
         if self.config_store.target_state(name) is not TargetState.STOPPED or self.config_store.task_configs(name):
@@ -331,4 +314,3 @@ class StandaloneHerder(AbstractHerder):
         async with self._lock:
             raw = self._require_stopped(name)
             return await asyncio.to_thread(self.offsets_admin.alter, name, raw, None, reset=True)
-

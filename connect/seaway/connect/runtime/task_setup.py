@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from seaway.connect.api import Converter, HeaderConverter
-from seaway.connect.runtime.config import ConnectorConfig
+from seaway.connect.runtime.connector_config import ConnectorConfig
 from seaway.connect.runtime.errors import RetryWithToleranceOperator
 from seaway.connect.runtime.transformation_chain import TransformationChain
 

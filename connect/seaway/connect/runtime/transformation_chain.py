@@ -22,8 +22,8 @@ from typing import Any, Generic, cast
 
 from seaway.connect.api import ConfigError, ConnectRecord, Predicate, Transformation
 from seaway.connect.api.transforms import R
-from seaway.connect.runtime.config import ConnectorConfig
-from seaway.connect.runtime.plugins import PluginKind
+from seaway.connect.runtime.connector_config import ConnectorConfig
+from seaway.connect.runtime.plugins import PluginKind, Plugins
 from seaway.transforms.fusion import FusedRun, is_fusable
 
 __all__ = ["TransformationChain", "TransformationStage", "build_chain"]
@@ -110,33 +110,29 @@ class TransformationChain(Generic[R]):
             stage.close()
 
 
-def build_chain(config: ConnectorConfig) -> TransformationChain[Any]:
-    """Instantiate and configure the SMTs and predicates named by ``config`` (Kafka's ``transformationStages``)."""
-    plugins = config.plugins
+def build_chain(config: ConnectorConfig, plugins: Plugins) -> TransformationChain[Any]:
+    """Instantiate and configure the SMTs and predicates ``config`` names (Kafka's ``transformationStages``)."""
     predicates: dict[str, Predicate[ConnectRecord]] = {}
     stages: list[TransformationStage[Any]] = []
     try:
-        for alias in config.get("predicates"):
-            prefix = f"predicates.{alias}."
-            predicate = plugins.new_instance(PluginKind.PREDICATE, str(config.get(prefix + "type")))
-            predicate.configure(config.originals_with_prefix(prefix))
-            predicates[alias] = predicate
-        for alias in config.get("transforms"):
-            prefix = f"transforms.{alias}."
-            transformation = plugins.new_instance(PluginKind.TRANSFORMATION, str(config.get(prefix + "type")))
-            transformation.configure(config.originals_with_prefix(prefix))
-            predicate_alias = config.get(prefix + "predicate")
+        for spec in config.predicates:
+            predicate = plugins.new_instance(PluginKind.PREDICATE, spec.type_name)
+            predicate.configure(dict(spec.props))
+            predicates[spec.alias] = predicate
+        for t in config.transforms:
+            transformation = plugins.new_instance(PluginKind.TRANSFORMATION, t.type_name)
+            transformation.configure(dict(t.props))
             predicate = None
-            if predicate_alias:
-                if predicate_alias not in predicates:
-                    raise ConfigError(f"Predicate alias {predicate_alias} of transform {alias} is not defined "
-                                      "in 'predicates'", name=prefix + "predicate")
-                predicate = predicates[predicate_alias]
-            stages.append(TransformationStage(alias, transformation, predicate, bool(config.get(prefix + "negate"))))
+            if t.predicate:
+                if t.predicate not in predicates:
+                    raise ConfigError(f"Predicate alias {t.predicate} of transform {t.alias} is not defined "
+                                      "in 'predicates'", name=f"transforms.{t.alias}.predicate")
+                predicate = predicates[t.predicate]
+            stages.append(TransformationStage(t.alias, transformation, predicate, t.negate))
     except Exception:
         for stage in stages:
             stage.transformation.close()
-        for p in predicates.values():
-            p.close()
+        for made in predicates.values():
+            made.close()
         raise
     return TransformationChain(stages)

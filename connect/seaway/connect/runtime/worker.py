@@ -1,10 +1,13 @@
 """The Worker: Connect's data plane (Kafka's ``Worker``).
 
 The herder decides *what* runs; the worker runs it: it resolves config-provider
-placeholders, instantiates connectors, tasks, converters and SMTs through :class:`Plugins`,
-builds each task's clients (one producer per source task, one consumer per sink task) and
-starts/stops them. Its methods block (plugin code, thread joins): the herder calls them
-through ``asyncio.to_thread``, never on the event loop.
+placeholders and parses a stored config into a :class:`ConnectorConfig`
+(:meth:`Worker.connector_config`, the one place that happens), instantiates connectors,
+tasks, converters and SMTs through :class:`Plugins`, builds each task's clients (one
+producer per source task, one consumer per sink task) and starts/stops them. A running
+connector keeps the config it was started with, so its task configs are generated from that
+value, not from a dict read again. Its methods block (plugin code, thread joins): the herder
+calls them through ``asyncio.to_thread``, never on the event loop.
 
 Client configs follow Kafka's precedence: framework defaults < worker ``producer.*`` /
 ``consumer.*`` / ``admin.*`` < connector ``*.override.*`` (when the override policy allows).
@@ -13,24 +16,22 @@ Client configs follow Kafka's precedence: framework defaults < worker ``producer
 from __future__ import annotations
 
 import logging
-import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from seaway.connect.api import (
     CONVERTER_TYPE_CONFIG,
     ConfigProvider,
-    Connector,
     Converter,
     HeaderConverter,
-    SinkConnector,
     SinkTask,
     SourceTask,
 )
-from seaway.connect.runtime.config import ConnectorConfig, WorkerConfig
+from seaway.connect.runtime.config import WorkerConfig
 from seaway.connect.runtime.config_providers import REDACTOR, ConfigTransformer, TransformResult, has_placeholders
+from seaway.connect.runtime.connector_config import ConnectorConfig, PluginSpec
 from seaway.connect.runtime.errors import (
     DeadLetterQueueReporter,
     ErrorReporter,
@@ -57,7 +58,7 @@ class StatusListener(ConnectorStatusListener, TaskStatusListener, Protocol):
     """What the herder gives the worker to hear about state changes."""
 
 
-def reverse_transform(raw: dict[str, str], resolved: dict[str, str], task_configs: Iterable[dict[str, str]]
+def reverse_transform(raw: Mapping[str, str], resolved: Mapping[str, str], task_configs: Iterable[dict[str, str]]
                       ) -> list[dict[str, str]]:
     """Task configs with resolved secrets put back as the connector's placeholders (Kafka's reverseTransform)."""
     out = []
@@ -111,7 +112,7 @@ class Worker:
         log.info("Worker %s stopped", self.worker_id)
 
     # -- configs ----------------------------------------------------------------------------------
-    def resolve(self, connector: str, raw: dict[str, str]) -> TransformResult:
+    def resolve(self, connector: str, raw: Mapping[str, str]) -> TransformResult:
         """Resolve placeholders; remembers the secrets so statuses can be scrubbed."""
         result = self.transformer.transform(raw)
         if result.secrets:
@@ -124,23 +125,23 @@ class Worker:
         with self._lock:
             return self._secrets.get(connector, frozenset())
 
-    def connector_class(self, raw: dict[str, str]) -> type[Connector]:
-        cls: type[Connector] = self.plugins.find(PluginKind.CONNECTOR, raw.get("connector.class", ""))
-        return cls
+    def connector_config(self, name: str, raw: Mapping[str, str]) -> ConnectorConfig:
+        """Resolve the placeholders of a stored config and parse it: the one place a config becomes typed.
 
-    def is_sink(self, raw: dict[str, str]) -> bool:
-        return issubclass(self.connector_class(raw), SinkConnector)
+        Raises (:class:`ConfigError` naming the key, an unknown connector class, a failing
+        config provider); herders report that as the failure of what they were starting.
+        """
+        return ConnectorConfig.parse(self.plugins, self.resolve(name, raw).data, raw=raw, name=name)
 
     # -- connectors -----------------------------------------------------------------------------
-    def start_connector(self, name: str, raw: dict[str, str], target: TargetState) -> bool:
+    def start_connector(self, config: ConnectorConfig, target: TargetState) -> bool:
+        name = config.name
         with self._lock:
             if name in self.connectors:
                 raise RuntimeError(f"Connector {name} already running on this worker")
         try:
-            resolved = self.resolve(name, raw).data
-            connector = self.connector_class(raw)()
             reader = OffsetStorageReaderImpl(self.offset_store, name)
-            worker_connector = WorkerConnector(name, connector, resolved, self.listener, reader,
+            worker_connector = WorkerConnector(config, config.connector_class(), self.listener, reader,
                                                lambda n: self.on_reconfigure(n))
         except Exception as e:
             log.error("Failed to start connector %s", name, exc_info=e)
@@ -148,21 +149,21 @@ class Worker:
             return False
         with self._lock:
             self.connectors[name] = worker_connector
-        log.info("Creating connector %s of type %s", name, raw.get("connector.class"))
+        log.info("Creating connector %s of type %s", name, config.raw.get("connector.class"))
         return worker_connector.transition_to(target)
 
-    def connector_task_configs(self, name: str, raw: dict[str, str]) -> list[dict[str, str]]:
+    def connector_task_configs(self, name: str) -> list[dict[str, str]]:
+        """The running connector's task configs (``tasks.max`` of the config it runs with), placeholders put back."""
         with self._lock:
             worker_connector = self.connectors.get(name)
         if worker_connector is None or not worker_connector.running:
             return []
-        max_tasks = int(raw.get("tasks.max", "1") or 1)
-        configs = worker_connector.task_configs(max_tasks)
-        enforce = str(raw.get("tasks.max.enforce", "true")).lower() != "false"
-        if enforce and len(configs) > max_tasks:
+        config = worker_connector.config
+        configs = worker_connector.task_configs(config.tasks_max)
+        if config.tasks_max_enforce and len(configs) > config.tasks_max:
             raise RuntimeError(f"The connector {name} has generated {len(configs)} tasks, which is greater than "
-                               f"{max_tasks}, the maximum number of tasks it is configured to create.")
-        return reverse_transform(raw, worker_connector.props, configs)
+                               f"{config.tasks_max}, the maximum number of tasks it is configured to create.")
+        return reverse_transform(config.raw, config.props, configs)
 
     def stop_and_await_connector(self, name: str) -> None:
         with self._lock:
@@ -185,13 +186,14 @@ class Worker:
         return wc is not None and wc.running
 
     # -- tasks ----------------------------------------------------------------------------------
-    def start_task(self, task_id: ConnectorTaskId, raw_connector: dict[str, str], raw_task: dict[str, str],
+    def start_task(self, task_id: ConnectorTaskId, config: ConnectorConfig, raw_task: Mapping[str, str],
                    target: TargetState) -> bool:
+        """Start one task of ``config``'s connector; ``raw_task`` is its stored task config (placeholders kept)."""
         with self._lock:
             if task_id in self.tasks:
                 raise RuntimeError(f"Task {task_id} already running on this worker")
         try:
-            worker_task = self._build_task(task_id, raw_connector, raw_task, target)
+            worker_task = self._build_task(task_id, config, raw_task, target)
         except Exception as e:
             log.error("Failed to start task %s", task_id, exc_info=e)
             self.listener.on_task_failure(task_id, e)
@@ -201,35 +203,31 @@ class Worker:
         worker_task.start()
         return True
 
-    def _build_task(self, task_id: ConnectorTaskId, raw_connector: dict[str, str], raw_task: dict[str, str],
+    def _build_task(self, task_id: ConnectorTaskId, cc: ConnectorConfig, raw_task: Mapping[str, str],
                     target: TargetState) -> WorkerTask:
         name = task_id.connector
-        sink = self.is_sink(raw_connector)
-        resolved_connector = self.resolve(name, raw_connector).data
         task_config = self.resolve(name, raw_task).data
-        cc = ConnectorConfig(self.plugins, resolved_connector, sink=sink)
-        task = self.connector_class(raw_connector)().task_class()()
+        task = cc.connector_class().task_class()()
         stopping = threading.Event()
+        errors = cc.errors
         reporters: list[ErrorReporter] = []
-        if cc.get("errors.log.enable"):
-            reporters.append(LogReporter(str(task_id), bool(cc.get("errors.log.include.messages"))))
-        dlq_topic = str(cc.get("errors.deadletterqueue.topic.name") or "") if sink else ""
-        if dlq_topic:
+        if errors.log_enable:
+            reporters.append(LogReporter(str(task_id), errors.log_include_messages))
+        if errors.dlq_topic:
             producer = self._client_config("producer", cc, f"connector-dlq-producer-{task_id}")
             reporters.append(DeadLetterQueueReporter(
-                producer, self._client_config("admin", cc, f"connector-dlq-adminclient-{task_id}"), dlq_topic,
-                int(cc.get("errors.deadletterqueue.topic.replication.factor")),
-                bool(cc.get("errors.deadletterqueue.context.headers.enable")), name, task_id.task))
-        operator = RetryWithToleranceOperator(int(cc.get("errors.retry.timeout")),
-                                              int(cc.get("errors.retry.delay.max.ms")), cc.tolerate_all,
+                producer, self._client_config("admin", cc, f"connector-dlq-adminclient-{task_id}"), errors.dlq_topic,
+                errors.dlq_replication_factor, errors.dlq_context_headers, name, task_id.task))
+        operator = RetryWithToleranceOperator(errors.retry_timeout_ms, errors.retry_delay_max_ms, errors.tolerate_all,
                                               reporters, stopping)
         setup = TaskSetup(
-            task_config, cc, self._converter(cc, "key.converter", True), self._converter(cc, "value.converter", False),
-            self._header_converter(cc), build_chain(cc), operator,
+            task_config, cc, self._converter(cc.key_converter, "key.converter", True),
+            self._converter(cc.value_converter, "value.converter", False), self._header_converter(cc.header_converter),
+            build_chain(cc, self.plugins), operator,
             self.config.ms("offset.flush.interval.ms"), self.config.ms("offset.flush.timeout.ms"),
             bool(self.config.get("topic.tracking.enable")))
         worker_task: WorkerTask
-        if sink:
+        if cc.is_sink:
             assert isinstance(task, SinkTask)
             consumer = self._client_config("consumer", cc, f"connector-consumer-{task_id}")
             consumer.setdefault("group.id", f"connect-{name}")
@@ -240,7 +238,7 @@ class Worker:
             worker_task = WorkerSourceTask(
                 task_id, task, setup, producer, self._client_config("admin", cc, f"connector-adminclient-{task_id}"),
                 OffsetStorageWriter(self.offset_store, name), OffsetStorageReaderImpl(self.offset_store, name),
-                self.listener, target, self._topic_creation(cc))
+                self.listener, target, cc.topic_creation if self.config.get("topic.creation.enable") else None)
         worker_task.stopping = stopping
         return worker_task
 
@@ -259,54 +257,26 @@ class Worker:
                           "fetch.queue.backoff.ms": "10"})
         props.update(self.config.client_props(client + "."))
         if str(self.config.get("connector.client.config.override.policy")) != "None":
-            props.update(cc.client_overrides(client))
+            props.update(cc.client_overrides[client])
         return props
 
-    def _converter(self, cc: ConnectorConfig, key: str, is_key: bool) -> Converter:
-        cls = cc.get(key)
-        props = cc.originals_with_prefix(key + ".")
-        if cls is None:
-            cls, props = self.config.get(key), self.config.converter_props(key)
+    def _converter_class(self, spec: PluginSpec | None, key: str) -> tuple[Any, dict[str, Any]]:
+        """The connector's converter (class, props), else the worker's ``key``."""
+        if spec is not None:
+            return spec.cls, dict(spec.props)
+        return self.config.get(key), self.config.converter_props(key)
+
+    def _converter(self, spec: PluginSpec | None, key: str, is_key: bool) -> Converter:
+        cls, props = self._converter_class(spec, key)
         converter: Converter = cls()
         converter.configure({**props, CONVERTER_TYPE_CONFIG: "key" if is_key else "value"}, is_key)
         return converter
 
-    def _header_converter(self, cc: ConnectorConfig) -> HeaderConverter:
-        cls = cc.get("header.converter")
-        props = cc.originals_with_prefix("header.converter.")
-        if cls is None:
-            cls, props = self.config.get("header.converter"), self.config.converter_props("header.converter")
+    def _header_converter(self, spec: PluginSpec | None) -> HeaderConverter:
+        cls, props = self._converter_class(spec, "header.converter")
         converter: HeaderConverter = cls()
         converter.configure({**props, CONVERTER_TYPE_CONFIG: "header"})
         return converter
-
-    def _topic_creation(self, cc: ConnectorConfig) -> dict[str, Any] | None:
-        """``topic.creation.*`` as a matcher, when the worker allows it and the default group is set."""
-        if not self.config.get("topic.creation.enable"):
-            return None
-        default_partitions = cc.get("topic.creation.default.partitions")
-        default_rf = cc.get("topic.creation.default.replication.factor")
-        if default_partitions is None or default_rf is None:
-            return None
-        original = cc.originals()
-        groups: list[tuple[str, list[str], list[str]]] = []
-        for group in cc.get("topic.creation.groups"):
-            prefix = f"topic.creation.{group}."
-            groups.append((prefix, _split(original.get(prefix + "include")), _split(original.get(prefix + "exclude"))))
-        groups.append(("topic.creation.default.", [".*"], []))
-        reserved = {"include", "exclude", "partitions", "replication.factor"}
-
-        def match(topic: str) -> tuple[int, int, dict[str, str]] | None:
-            for prefix, include, exclude in groups:
-                if any(re.fullmatch(p, topic) for p in include) and not any(re.fullmatch(p, topic) for p in exclude):
-                    params = cc.originals_with_prefix(prefix)
-                    partitions = int(params.get("partitions", default_partitions))
-                    rf = int(params.get("replication.factor", default_rf))
-                    configs = {k: str(v) for k, v in params.items() if k not in reserved}
-                    return partitions, rf, configs
-            return None
-
-        return {"match": match}
 
     def stop_and_await_tasks(self, ids: Iterable[ConnectorTaskId]) -> None:
         """Signal every task, then join them within ``task.shutdown.graceful.timeout.ms`` in total."""
@@ -324,6 +294,3 @@ class Worker:
         with self._lock:
             return sorted(i for i in self.tasks if connector is None or i.connector == connector)
 
-
-def _split(value: Any) -> list[str]:
-    return [v.strip() for v in str(value or "").split(",") if v.strip()]

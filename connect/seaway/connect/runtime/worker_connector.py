@@ -22,6 +22,7 @@ from seaway.connect.api import (
     SourceConnectorContext,
 )
 from seaway.connect.runtime.config_providers import REDACTOR
+from seaway.connect.runtime.connector_config import ConnectorConfig
 from seaway.connect.runtime.herder import TargetState
 from seaway.connect.runtime.offsets import OffsetStorageReaderImpl
 
@@ -71,12 +72,12 @@ class _Context(SourceConnectorContext, SinkConnectorContext):
 class WorkerConnector:
     """Starts, pauses, stops and shuts down one connector; reports each transition."""
 
-    def __init__(self, name: str, connector: Connector, props: dict[str, str], listener: ConnectorStatusListener,
+    def __init__(self, config: ConnectorConfig, connector: Connector, listener: ConnectorStatusListener,
                  reader: OffsetStorageReaderImpl | None,
                  on_reconfigure: Callable[[str], None]) -> None:
-        self.name = name
+        self.name = config.name
+        self.config = config
         self.connector = connector
-        self.props = props
         self.listener = listener
         self.reader = reader if isinstance(connector, SourceConnector) else None
         self._on_reconfigure = on_reconfigure
@@ -112,7 +113,7 @@ class WorkerConnector:
         if self._state is _State.STARTED:
             return True
         try:
-            self.connector.start(self.props)
+            self.connector.start(dict(self.config.props))  # a dict of its own, as Kafka's contract has it
         except Exception as e:
             log.error("%s Error while starting connector", self.name, exc_info=e)
             self._state = _State.FAILED

@@ -9,6 +9,12 @@ with what ``pre_commit`` returns, after the errant-record reports are acknowledg
 ``RetriableError`` from ``put`` pauses every partition, waits ``context.timeout(ms)`` while
 still polling (to stay in the group) and delivers the same batch again. Every SinkTask call
 happens on the task thread, rebalance callbacks included (they run inside ``consume``).
+
+Consumer error events that librdkafka does not flag fatal (the subscribed topic does not exist
+yet, a broker is unreachable, all brokers are down) are logged and ridden out, as Kafka
+Connect's sink tasks wait in ``poll``: a sink created before its topic starts consuming when
+the topic appears (librdkafka looks the missing topic up again within seconds). Only fatal
+errors (e.g. a fenced or invalid consumer) fail the task.
 """
 
 from __future__ import annotations
@@ -47,7 +53,8 @@ __all__ = ["WorkerSinkTask", "WorkerSinkTaskContext"]
 log = logging.getLogger(__name__)
 log.addFilter(REDACTOR)
 
-_IGNORED_CONSUMER_ERRORS = frozenset({KafkaError._PARTITION_EOF, KafkaError.UNKNOWN_TOPIC_OR_PART})
+CONSUMER_ERROR_LOG_INTERVAL_S = 30.0
+"""How often one kind of non-fatal consumer error is logged at WARNING (the rest go to DEBUG)."""
 _TS_TYPES = {0: TimestampType.NO_TIMESTAMP_TYPE, 1: TimestampType.CREATE_TIME, 2: TimestampType.LOG_APPEND_TIME}
 _TS_TYPE_BY_CODE = tuple(_TS_TYPES[code] for code in range(len(_TS_TYPES)))  # a tuple index beats a dict get
 MAX_POLL_RECORDS = 500
@@ -113,6 +120,7 @@ class WorkerSinkTask(WorkerTask):
         self._redeliver_at = 0.0
         self._next_commit = 0.0
         self._batch_offsets: dict[tuple[str, int], int] = {}
+        self._errors_logged: dict[int, float] = {}  # non-fatal consumer error code -> last WARNING
         self.errant_reporter = (WorkerErrantRecordReporter(setup.operator, task, self._encode)
                                 if errant_reporter else None)
         # whether polls become SinkRecordBatches (convert_columns)
@@ -128,7 +136,7 @@ class WorkerSinkTask(WorkerTask):
         self.consumer = Consumer(self.consumer_config)
         self.task.initialize(WorkerSinkTaskContext(self))
         self.task.start(self.setup.task_config)
-        topics, regex = self.setup.connector_config.sink_topics()
+        topics, regex = list(self.setup.connector_config.topics), self.setup.connector_config.topics_regex
         subscription = topics if topics else [regex if regex.startswith("^") else "^" + regex]
         self.consumer.subscribe(subscription, on_assign=self._on_assign, on_revoke=self._on_revoke,
                                 on_lost=self._on_lost)
@@ -303,7 +311,7 @@ class WorkerSinkTask(WorkerTask):
         try:
             for msg in messages:
                 if msg.error() is not None:
-                    _check_consumer_error(msg)
+                    _check_consumer_error(msg, self.id, self._errors_logged)
                     errors = True
                     continue
                 if msg.headers():
@@ -381,7 +389,7 @@ class WorkerSinkTask(WorkerTask):
         append = out.append
         for msg in messages:
             if msg.error() is not None:
-                _check_consumer_error(msg)
+                _check_consumer_error(msg, self.id, self._errors_logged)
                 continue
             topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
             if partition != last_partition or topic != last_topic:  # a run of one partition ends
@@ -532,11 +540,29 @@ def _kafka_tp(tp: TopicPartition, offset: OffsetAndMetadata) -> KafkaTopicPartit
     return KafkaTopicPartition(tp.topic, tp.partition, offset.offset)
 
 
-def _check_consumer_error(msg: Any) -> None:
-    """A consumed error event: end-of-partition notices are skipped, anything else fails the task."""
+def _check_consumer_error(msg: Any, task: object, last_logged: dict[int, float]) -> None:
+    """A consumed error event: a fatal one fails the task; any other is logged and ridden out.
+
+    librdkafka reports transient trouble (unknown topic, broker down, transport errors) as
+    error events and keeps retrying by itself, so failing the task on them would kill a sink
+    whose topic is merely not created yet. End-of-partition notices are skipped silently; the
+    rest are logged at WARNING at most once per ``CONSUMER_ERROR_LOG_INTERVAL_S`` per error code
+    (``last_logged``: the task's code -> when), since they repeat for as long as the condition lasts.
+    """
     err = msg.error()
-    if err.code() != KafkaError._PARTITION_EOF:
+    code = err.code()
+    if code == KafkaError._PARTITION_EOF:
+        return
+    if err.fatal():
         raise KafkaException(err)
+    now = time.monotonic()
+    if code not in last_logged or now - last_logged[code] >= CONSUMER_ERROR_LOG_INTERVAL_S:
+        last_logged[code] = now
+        topic = msg.topic()
+        log.warning("%s Consumer error (not fatal, the consumer retries; waiting): %s: %s%s", task, err.name(),
+                    err.str(), f" (topic {topic})" if topic else "")
+    else:
+        log.debug("%s Consumer error (not fatal): %s: %s", task, err.name(), err.str())
 
 
 def _sv(sv: Any) -> tuple[Any, Any]:

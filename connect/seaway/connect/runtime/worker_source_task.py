@@ -49,6 +49,7 @@ from seaway.connect.api import (
 )
 from seaway.connect.converters import ByteArrayConverter, JsonConverter, StringConverter
 from seaway.connect.runtime.config_providers import REDACTOR
+from seaway.connect.runtime.connector_config import TopicCreation
 from seaway.connect.runtime.errors import Stage, ToleranceExceeded
 from seaway.connect.runtime.herder import ConnectorTaskId, TargetState
 from seaway.connect.runtime.offsets import OffsetStorageReaderImpl, OffsetStorageWriter
@@ -150,7 +151,7 @@ class WorkerSourceTask(WorkerTask):
                  producer_config: dict[str, Any], admin_config: dict[str, Any] | None,
                  writer: OffsetStorageWriter, reader: OffsetStorageReaderImpl,
                  listener: TaskStatusListener, target: TargetState,
-                 topic_creation: dict[str, Any] | None = None) -> None:
+                 topic_creation: TopicCreation | None = None) -> None:
         super().__init__(task_id, listener, target)
         self.task = task
         self.setup = setup
@@ -394,7 +395,7 @@ class WorkerSourceTask(WorkerTask):
                 ts_type, ts = msg.timestamp()
                 task.commit_record(record, RecordMetadata(msg.topic(), msg.partition(), msg.offset(),
                                                           ts if ts_type else None))
-            elif self.setup.connector_config.tolerate_all:
+            elif self.setup.connector_config.errors.tolerate_all:
                 task.commit_record(record, None)
 
         return delivered
@@ -430,7 +431,7 @@ class WorkerSourceTask(WorkerTask):
         if failures:
             error = failures[0].error
             failures.clear()
-            if not self.setup.connector_config.tolerate_all:
+            if not self.setup.connector_config.errors.tolerate_all:
                 raise ToleranceExceeded(f"Unrecoverable exception from producer send callback: {error}")
 
     def _new_topic(self, topic: str) -> None:
@@ -443,7 +444,7 @@ class WorkerSourceTask(WorkerTask):
     def _create_topic(self, topic: str) -> None:
         """``topic.creation.*``: create the topic with the matching group's settings if it is missing."""
         assert self.topic_creation is not None and self.admin_config is not None
-        settings = self.topic_creation.get("match", lambda t: None)(topic)
+        settings = self.topic_creation.match(topic)
         if settings is None:
             return
         partitions, replication, configs = settings
@@ -475,7 +476,7 @@ class WorkerSourceTask(WorkerTask):
         else:
             producer.poll(0)
         all_acked = not per_record and len(producer) == 0
-        tolerate = self.setup.connector_config.tolerate_all
+        tolerate = self.setup.connector_config.errors.tolerate_all
         committed_any = False
         while batches and (batches[0].done if per_record else all_acked) and (
                 batches[0].error is None or tolerate):

@@ -231,9 +231,15 @@ class DistributedHerder(DistributedHerderBase):
             return
         target = snapshot.target_state(name)
         self._running_connectors.add(name)
-        await asyncio.to_thread(self.worker.start_connector, name, raw, target)
+        await asyncio.to_thread(self._start_connector_instance, name, raw, target)
         if target is TargetState.STARTED:
             await self._reconfigure(name)
+
+    def _start_connector_instance(self, name: str, raw: dict[str, str], target: TargetState) -> None:
+        """Parse the stored config once and start the connector with it (worker thread)."""
+        config = self.parsed(name, raw, lambda e: self.on_connector_failure(name, e))
+        if config is not None:
+            self.worker.start_connector(config, target)
 
     async def _start_task(self, task_id: ConnectorTaskId) -> None:
         snapshot = self.config_store.snapshot()
@@ -241,8 +247,15 @@ class DistributedHerder(DistributedHerderBase):
         if raw is None or task_config is None or task_id in self._running_tasks:
             return
         self._running_tasks.add(task_id)
-        await asyncio.to_thread(self.worker.start_task, task_id, raw, task_config, snapshot.target_state(
-            task_id.connector))
+        await asyncio.to_thread(self._start_task_instance, task_id, raw, task_config,
+                                snapshot.target_state(task_id.connector))
+
+    def _start_task_instance(self, task_id: ConnectorTaskId, raw: dict[str, str], task_config: dict[str, str],
+                             target: TargetState) -> None:
+        """Parse the stored connector config once and start the task with it (worker thread)."""
+        config = self.parsed(task_id.connector, raw, lambda e: self.on_task_failure(task_id, e))
+        if config is not None:
+            self.worker.start_task(task_id, config, task_config, target)
 
     def _spawn_reconfigure(self, name: str) -> None:
         self._spawn(lambda: self._locked_reconfigure(name))
@@ -252,13 +265,13 @@ class DistributedHerder(DistributedHerderBase):
             await self._reconfigure(name)
 
     async def _reconfigure(self, name: str) -> None:
-        """Connector owner: regenerate task configs and publish them if they changed."""
+        """Connector owner: regenerate task configs (from the config the connector runs with) and publish them
+        if they changed."""
         snapshot = self.config_store.snapshot()
-        raw = snapshot.connector_config(name)
-        if raw is None or name not in self._running_connectors or not self.worker.connector_running(name):
+        if not (snapshot.contains(name) and name in self._running_connectors and self.worker.connector_running(name)):
             return
         try:
-            configs = await asyncio.to_thread(self.worker.connector_task_configs, name, raw)
+            configs = await asyncio.to_thread(self.worker.connector_task_configs, name)
         except Exception as e:
             log.error("Failed to generate task configs for %s", name, exc_info=e)
             self.on_connector_failure(name, e)

@@ -30,17 +30,14 @@ from seaway.connect.runtime.distributed.membership import WorkerMembership
 from seaway.connect.runtime.herder import (
     AlreadyExistsError,
     BadRequestError,
-    ConfigInfos,
     ConnectorInfo,
     ConnectorOffsets,
     ConnectorStateInfo,
     ConnectorTaskId,
     Created,
-    HerderError,
     NotFoundError,
     TargetState,
     TaskInfo,
-    TaskState,
     check_new_connector_name,
 )
 from seaway.connect.runtime.offsets_admin import OffsetsAdmin
@@ -85,13 +82,6 @@ class DistributedHerderBase(AbstractHerder):
     @staticmethod
     def dumps(value: Any) -> bytes:
         return json.dumps(value, separators=(",", ":")).encode("utf-8")
-
-    @property
-    def kafka_cluster_id(self) -> str:
-        return self._cluster_id
-
-    def is_ready(self) -> bool:
-        return self._ready
 
     # -- hooks implemented by the cluster half ----------------------------------------------------
     @abc.abstractmethod
@@ -158,9 +148,6 @@ class DistributedHerderBase(AbstractHerder):
             raise NotFoundError(f"Connector {name} not found")
         return ConnectorInfo(name, raw, snapshot.task_ids(name), self.connector_type(raw))
 
-    async def connector_config(self, name: str) -> dict[str, str]:
-        return self._raw(name)
-
     async def task_configs(self, name: str) -> list[TaskInfo]:
         snapshot = self.config_store.snapshot()
         if not snapshot.contains(name):
@@ -173,15 +160,6 @@ class DistributedHerderBase(AbstractHerder):
         if status is None or raw is None:
             raise NotFoundError(f"No status found for connector {name}")
         return ConnectorStateInfo(name, status, self.status_store.get_all(name), self.connector_type(raw))
-
-    async def task_status(self, name: str, task: int) -> TaskState:
-        status = self.status_store.get_task(ConnectorTaskId(name, task))
-        if status is None:
-            raise NotFoundError(f"No status found for task {name}-{task}")
-        return status
-
-    async def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos:
-        return await asyncio.to_thread(self.validate_sync, config)
 
     # -- leader writes ----------------------------------------------------------------------------
     async def put_connector_config(self, name: str, config: dict[str, str], *, allow_replace: bool,
@@ -263,27 +241,3 @@ class DistributedHerderBase(AbstractHerder):
         if not self.config_store.snapshot().contains(name):
             raise NotFoundError(f"Unknown connector {name}")
         await asyncio.to_thread(self.config_store.put_target_state, name, target)
-
-    async def pause_connector(self, name: str) -> None:
-        await self._set_target(name, TargetState.PAUSED)
-
-    async def resume_connector(self, name: str) -> None:
-        await self._set_target(name, TargetState.STARTED)
-
-    async def connector_offsets(self, name: str) -> ConnectorOffsets:
-        raw = self._raw(name)
-        return await asyncio.to_thread(self.offsets_admin.read, name, raw)
-
-    def _check_tracking(self, reset: bool = False) -> None:
-        if not self.worker_config.get("topic.tracking.enable"):
-            raise HerderError("Topic tracking is disabled.", status=403)
-        if reset and not self.worker_config.get("topic.tracking.allow.reset"):
-            raise HerderError("Topic tracking reset is disabled.", status=403)
-
-    async def connector_active_topics(self, name: str) -> list[str]:
-        self._check_tracking()
-        return self.status_store.topics(name)
-
-    async def reset_connector_active_topics(self, name: str) -> None:
-        self._check_tracking(reset=True)
-        self.status_store.reset_topics(name)
