@@ -8,6 +8,9 @@ cd "$(dirname "$0")/.."
 MISSING=""
 command -v kcat >/dev/null 2>&1 || MISSING="$MISSING kcat"
 command -v ss >/dev/null 2>&1 || MISSING="$MISSING iproute2"
+# javac and mvn: the side-by-side tests (tests/peer/) compile against Apache Kafka's jars
+command -v javac >/dev/null 2>&1 || MISSING="$MISSING openjdk-17-jdk-headless"
+command -v mvn >/dev/null 2>&1 || MISSING="$MISSING maven"
 if [ -n "$MISSING" ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
@@ -22,6 +25,16 @@ python -m pip install -q -e '.[dev]'
 for c in connectors/*/; do
   [ -f "$c/pyproject.toml" ] && python -m pip install -q -e "$c[dev]"
 done
+
+# Apache Kafka's jars for the side-by-side tests (tests/peer/), fetched with Maven into the
+# git-ignored tests/peer/kafka/lib (cached: a no-op when present, a few seconds once ~/.m2 has them)
+if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then
+  timeout 600 python -m tests.peer.jars
+fi
+
+# PostgreSQL and MariaDB on loopback for connectors/jdbc's tests: installed and started when
+# missing, never twice; exports SEAWAY_TEST_POSTGRES_URL / SEAWAY_TEST_MARIADB_URL
+. scripts/start_databases.sh
 
 ruff check .
 mypy
