@@ -25,7 +25,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +48,7 @@ __all__ = [
     "MIB",
     "BrokerProcess",
     "CeilingProcess",
+    "Connector",
     "ReplayResult",
     "build_produce_frames",
     "check_produce_response",
@@ -55,6 +56,7 @@ __all__ = [
     "create_topic",
     "delete_topic",
     "fmt_rate",
+    "plain_connect",
     "record_overhead_batch",
     "replay",
     "start_broker",
@@ -200,11 +202,21 @@ class ReplayResult:
         return self.server_cpu / self.requests
 
 
-def _replay_one(
-    port: int, frames: Sequence[bytes], requests: int, window: int, out: list[ReplayResult], start: threading.Event
-) -> None:
+Connector = Callable[[int], socket.socket]
+"""port -> a connected socket (bench/_secure.py's make TLS ones, SASL-authenticated)."""
+
+
+def plain_connect(port: int) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", port))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return sock
+
+
+def _replay_one(
+    port: int, frames: Sequence[bytes], requests: int, window: int, out: list[ReplayResult], start: threading.Event,
+    connect: Connector = plain_connect,
+) -> None:
+    sock = connect(port)
     buf = bytearray()
     first = last = b""
     sent = done = 0
@@ -238,7 +250,7 @@ def _replay_one(
 
 
 def replay(port: int, frames: Sequence[bytes], requests: int, *, window: int = 8, connections: int = 1,
-           server_pid: int | None = None) -> ReplayResult:
+           server_pid: int | None = None, connect: Connector = plain_connect) -> ReplayResult:
     """Send ``requests`` frames per connection (cycling ``frames``) with ``window`` in flight.
 
     Connections run in threads (socket calls release the GIL); the result spans the
@@ -248,7 +260,7 @@ def replay(port: int, frames: Sequence[bytes], requests: int, *, window: int = 8
     results: list[ReplayResult] = []
     start = threading.Event()
     threads = [
-        threading.Thread(target=_replay_one, args=(port, frames, requests, window, results, start))
+        threading.Thread(target=_replay_one, args=(port, frames, requests, window, results, start, connect))
         for _ in range(connections)
     ]
     for t in threads:

@@ -22,6 +22,11 @@ replayed Produce frames (~256 KiB requests, see broker_produce.py), then prints:
 - ``ratio``: broker / ceiling (target >= 0.7), from the best run of each; then the median of
   the per-run ratios (each broker run against the ceiling run just before it). See
   docs/performance.md.
+
+``--security`` measures the cost of TLS and SASL instead: one broker listening on
+PLAINTEXT, SSL and SASL_SSL (SCRAM-SHA-512) at once (bench/_secure.py), the same raw fetch
+loop over each listener in interleaved rounds, each rate divided by the PLAINTEXT one of the
+same round (target >= 0.4: TLS cannot use sendfile, every byte is read and encrypted).
 """
 
 from __future__ import annotations
@@ -39,11 +44,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
     MIB,
     CeilingProcess,
+    Connector,
     build_produce_frames,
     check_produce_response,
+    cpu_seconds,
     create_topic,
     delete_topic,
     fmt_rate,
+    plain_connect,
     replay,
     start_broker,
 )
@@ -88,16 +96,14 @@ def _fetch_frame(topic: str, offsets: list[int], correlation_id: int) -> bytes:
     return _SIZE.pack(len(body)) + body
 
 
-def raw_fetch(port: int, topic: str, partitions: int, end_offsets: list[int], passes: int = 1) -> (
-    tuple[float, int, int]
-):
+def raw_fetch(port: int, topic: str, partitions: int, end_offsets: list[int], passes: int = 1,
+              connect: Connector = plain_connect) -> tuple[float, int, int]:
     """Fetch every partition from 0 to its end, ``passes`` times: (seconds, batch bytes, records)."""
     buf = bytearray(MAX_BYTES + PARTITION_MAX_BYTES + 1024 * 1024)
     view = memoryview(buf)
     head = bytearray(4)
     total_bytes = records = 0
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock = connect(port)
     t0 = time.perf_counter()
     with sock:
         corr = 0
@@ -181,15 +187,69 @@ def librdkafka_consume(bootstrap: str, topic: str, partitions: int, count: int) 
     return elapsed, seen, nbytes
 
 
+def security_main(repeat: int, fill_mib: int, passes: int) -> int:
+    """``--security``: raw fetches over PLAINTEXT, SSL and SASL_SSL listeners of one broker, same run."""
+    from _secure import LISTENERS, start_secure_broker
+
+    worst = {name: 1.0e9 for name in LISTENERS[1:]}
+    with tempfile.TemporaryDirectory(prefix="seaway-bench-") as tmp:
+        bench = start_secure_broker(Path(tmp) / "broker")
+        bootstrap = bench.client_config("PLAINTEXT")["bootstrap.servers"]
+        pid = bench.process.proc.pid if bench.process.proc is not None else 0
+        try:
+            print(f"broker listeners {bench.ports}; {repeat} round(s), each over every listener in turn\n")
+            print(f"{'case':<14}{'listener':<12}{'records/s':>16}{'':>6}{'MiB/s':>9}   vs PLAINTEXT (wall clock)")
+            for size, parts in CASES:
+                topic = f"sec-{size}-{parts}"
+                create_topic(bootstrap, topic, parts)
+                frames, per_frame = build_produce_frames(topic, parts, size, 256 * 1024 // (size + 10))
+                requests = fill_mib * MIB // len(frames[0])
+                check_produce_response(replay(bench.ports["PLAINTEXT"], frames, requests).last_response)
+                end_offsets = [requests * (per_frame // parts)] * parts
+                runs: dict[str, list[tuple[float, int, int]]] = {name: [] for name in LISTENERS}
+                cpu: dict[str, list[float]] = {name: [] for name in LISTENERS}  # broker CPU s per GiB
+                for _ in range(repeat):
+                    for name in LISTENERS:
+                        before = cpu_seconds(pid)
+                        result = raw_fetch(bench.ports[name], topic, parts, end_offsets, passes,
+                                           connect=bench.connector(name))
+                        cpu[name].append((cpu_seconds(pid) - before) / (result[1] / 2**30))
+                        if result[2] != passes * requests * per_frame:
+                            raise RuntimeError(f"{name}: fetched {result[2]} records")
+                        runs[name].append(result)
+                base = min(runs["PLAINTEXT"])
+                for name in LISTENERS:
+                    secs, nbytes, nrec = min(runs[name])
+                    ratio = base[0] / secs
+                    paired = sorted(p[0] / r[0] for p, r in zip(runs["PLAINTEXT"], runs[name], strict=True))
+                    if name != "PLAINTEXT":
+                        worst[name] = min(worst[name], ratio)
+                    print(f"{f'{size}B x {parts}p' if name == 'PLAINTEXT' else '':<14}{name:<12}"
+                          f"{fmt_rate(nrec / secs, nbytes / secs)}   {ratio:>5.2f} "
+                          f"(paired median {paired[len(paired) // 2]:.2f})   broker CPU {min(cpu[name]):.2f} s/GiB")
+                print()
+                delete_topic(bootstrap, topic)
+        finally:
+            bench.stop()
+    met = all(v >= 0.4 for v in worst.values())
+    print("worst fetch ratio to PLAINTEXT: " + ", ".join(f"{k} {v:.2f}" for k, v in worst.items())
+          + f" (target 0.4): {'MET' if met else 'MISSED'}")
+    return 0 if met else 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small volumes, one run each (< 1 minute)")
     ap.add_argument("--repeat", type=int, default=None, help="runs per raw figure, best kept (default 5, quick 2)")
     ap.add_argument("--send-buffer", type=int, default=DEFAULT_SEND_BUFFER,
                     help="socket.send.buffer.bytes of broker and ceiling (default Kafka's 102400; -1 = OS)")
+    ap.add_argument("--security", action="store_true",
+                    help="SSL and SASL_SSL against PLAINTEXT on one broker instead of the sendfile ceiling")
     args = ap.parse_args()
     repeat = args.repeat or (2 if args.quick else 5)
     fill_mib = 128 if args.quick else 512
+    if args.security:
+        return security_main(args.repeat or (1 if args.quick else 3), 64 if args.quick else 256, 2)
     passes = 2
     librdkafka_mib = 24 if args.quick else 96
     ratios = []

@@ -23,6 +23,11 @@ Then the ``producer not the bottleneck`` figures (target >= 500,000 acknowledged
 records/s): 3 replay connections, and, as the issue suggests, 2 ``kcat -P`` processes
 reading a prepared file (acks=all; librdkafka in C, so no Python loop in the way), their
 count checked against the topic's end offsets afterwards. See docs/performance.md.
+
+``--security`` measures the cost of TLS and SASL instead: one broker listening on
+PLAINTEXT, SSL and SASL_SSL (SCRAM-SHA-512) at once (bench/_secure.py), the same replayed
+frames sent over each listener in interleaved rounds, and each rate divided by the
+PLAINTEXT one of the same round (target >= 0.6 for SSL and for SASL_SSL).
 """
 
 from __future__ import annotations
@@ -157,12 +162,60 @@ def median(values: list[float]) -> float:
     return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
+def security_main(repeat: int, replay_mib: int) -> int:
+    """``--security``: replay over PLAINTEXT, SSL and SASL_SSL listeners of one broker, same run."""
+    from _secure import LISTENERS, start_secure_broker
+
+    worst = {name: 1.0e9 for name in LISTENERS[1:]}
+    with tempfile.TemporaryDirectory(prefix="seaway-bench-") as tmp:
+        bench = start_secure_broker(Path(tmp) / "broker")
+        pid = bench.process.proc.pid if bench.process.proc is not None else None
+        try:
+            print(f"broker listeners {bench.ports}; {repeat} round(s), each over every listener in turn\n")
+            print(f"{'case':<14}{'listener':<12}{'records/s':>16}{'':>6}{'MiB/s':>9}   vs PLAINTEXT   cpu/request")
+            for size, parts in CASES:
+                topic = f"sec-{size}-{parts}"
+                create_topic(bench.client_config("PLAINTEXT")["bootstrap.servers"], topic, parts)
+                frames, per_frame = build_produce_frames(topic, parts, size, REQUEST_BYTES // (size + 10))
+                requests = replay_mib * MIB // len(frames[0])
+                runs: dict[str, list[ReplayResult]] = {name: [] for name in LISTENERS}
+                for _ in range(repeat):
+                    for name in LISTENERS:
+                        result = replay(bench.ports[name], frames, requests, server_pid=pid,
+                                        connect=bench.connector(name))
+                        check_produce_response(result.last_response)
+                        runs[name].append(result)
+                base = best(runs["PLAINTEXT"])
+                for name in LISTENERS:
+                    r = best(runs[name])
+                    paired = median([x.rate(1) / p.rate(1) for x, p in zip(runs[name], runs["PLAINTEXT"], strict=True)])
+                    ratio = r.rate(1) / base.rate(1)
+                    if name != "PLAINTEXT":
+                        worst[name] = min(worst[name], ratio)
+                    cpu = min(x.cpu_per_request for x in runs[name]) * 1e6
+                    print(f"{f'{size}B x {parts}p' if name == 'PLAINTEXT' else '':<14}{name:<12}"
+                          f"{fmt_rate(r.rate(per_frame), r.rate(per_frame * size))}   {ratio:>5.2f} "
+                          f"(paired {paired:.2f})   {cpu:>6.0f} us")
+                print()
+                delete_topic(bench.client_config("PLAINTEXT")["bootstrap.servers"], topic)
+        finally:
+            bench.stop()
+    met = all(v >= 0.6 for v in worst.values())
+    print("worst produce ratio to PLAINTEXT: " + ", ".join(f"{k} {v:.2f}" for k, v in worst.items())
+          + f" (target 0.6): {'MET' if met else 'MISSED'}")
+    return 0 if met else 1
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small volumes, one run each (< 1 minute)")
     ap.add_argument("--repeat", type=int, default=None, help="runs per replay figure, best kept (default 3, quick 1)")
+    ap.add_argument("--security", action="store_true",
+                    help="SSL and SASL_SSL against PLAINTEXT on one broker instead of the ceiling comparison")
     args = ap.parse_args()
     repeat = args.repeat or (1 if args.quick else 3)
+    if args.security:
+        return security_main(repeat, 64 if args.quick else 256)
     replay_mib = 160 if args.quick else 512
     librdkafka_mib = 24 if args.quick else 96
     ok = True

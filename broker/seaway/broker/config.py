@@ -4,8 +4,9 @@
 :func:`parse_properties` at the end of this module) and lays ``--override key=value``
 pairs over it. Every key Kafka's broker knows that matters to a single node is typed and
 validated here (a bad value raises :class:`ConfigError` naming key and value); keys that
-only matter to a cluster (threads, replication, controller quorum, security) are accepted
-and ignored with an info line; unknown keys get a warning naming them.
+only matter to a cluster (threads, replication, controller quorum) are accepted and ignored
+with an info line; unknown keys get a warning naming them. Security keys are resolved by
+:mod:`seaway.broker.security.settings`; one the broker does not implement stops it, naming the key.
 
 Deliberate deviations from Kafka, for an embedded single node:
 
@@ -20,8 +21,9 @@ Deliberate deviations from Kafka, for an embedded single node:
 - ``queued.max.request.bytes`` defaults to 268435456 (256 MiB; Kafka: -1, unbounded):
   Kafka's JVM heap (``-Xmx1G`` by default) bounds its queued requests anyway, and this
   process has no heap limit, so the bound is explicit (see ``request_memory.py``);
-- only PLAINTEXT listeners are served; listeners named in ``controller.listener.names``
-  are not bound (there is no KRaft quorum).
+- a listener with no host (``PLAINTEXT://:9092``, the default) binds and advertises 127.0.0.1
+  (Kafka: every interface): an unconfigured broker is reachable from this machine only;
+- listeners named in ``controller.listener.names`` are not bound (there is no KRaft quorum).
 
 ``log.*`` broker keys become the topic-config defaults exactly as in Kafka (``log.retention.ms``
 > ``.minutes`` > ``.hours`` -> ``retention.ms``, ``message.max.bytes`` -> ``max.message.bytes``,
@@ -39,6 +41,16 @@ from pathlib import Path
 from typing import Any
 
 from seaway.broker.log.config import TOPIC_CONFIG_DEFS, ConfigType, LogConfig, parse_config_value
+from seaway.broker.security.settings import (
+    PROTOCOLS,
+    SECURITY_CONFIGS,
+    BrokerSecurity,
+    ListenerSecurity,
+    SecurityConfigError,
+    override_target,
+    refusal,
+    resolve_security,
+)
 from seaway.errors import SeawayError
 from seaway.protocol.errors import InvalidConfigError
 
@@ -54,7 +66,7 @@ __all__ = [
 log = logging.getLogger("seaway.broker.config")
 
 Listener = tuple[str, str, int]
-"""(listener name, host, port); an empty host means every interface."""
+"""(listener name, host, port); an empty host means 127.0.0.1 here (see the module docstring)."""
 
 LONG_MAX = 9223372036854775807
 INT_MAX = 2147483647
@@ -118,14 +130,14 @@ BROKER_CONFIG_DEFS: Mapping[str, BrokerConfigDef] = {
             "listeners",
             _LIST,
             ("PLAINTEXT://:9092",),
-            "NAME://host:port to listen on; empty host = all interfaces.",
+            "NAME://host:port to listen on; empty host = 127.0.0.1, 0.0.0.0 = all interfaces.",
         ),
         _d("advertised.listeners", _LIST, None, "Addresses given to clients (default: listeners)."),
         _d(
             "listener.security.protocol.map",
             _STR,
             "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL",
-            "Security protocol of each listener name (only PLAINTEXT is served).",
+            "Security protocol of each listener name (PLAINTEXT, SSL, SASL_PLAINTEXT, SASL_SSL).",
         ),
         _d("controller.listener.names", _STR, "", "Listener names of the KRaft controller: not bound here."),
         _d("log.dirs", _STR, None, "Comma-separated data directories (default log.dir)."),
@@ -139,6 +151,8 @@ BROKER_CONFIG_DEFS: Mapping[str, BrokerConfigDef] = {
         _d("default.replication.factor", _INT, 1, "Replication factor of new topics (must be 1 here)."),
         _d("auto.create.topics.enable", _BOOL, True, "Create unknown topics on metadata requests."),
         _d("delete.topic.enable", _BOOL, True, "Allow DeleteTopics."),
+        _d("max.request.partition.size.limit", _INT, 2000,
+           "Most partitions one DescribeTopicPartitions response carries.", 1),
         _d("message.max.bytes", _INT, 1048588, "Largest record batch (max.message.bytes default).", 0),
         _d("log.segment.bytes", _INT, 1073741824, "segment.bytes default.", 14),
         _d("log.roll.ms", _LONG, None, "segment.ms default (wins over log.roll.hours).", 1),
@@ -264,6 +278,26 @@ BROKER_CONFIG_DEFS: Mapping[str, BrokerConfigDef] = {
             "Largest transaction timeout a producer may ask for.",
             1,
         ),
+        _d(
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms",
+            _INT,
+            10000,
+            "How often transactions open past their timeout are aborted.",
+            1,
+        ),
+        _d(
+            "transaction.remove.expired.transaction.cleanup.interval.ms",
+            _INT,
+            3600000,
+            "How often transactional ids idle for transactional.id.expiration.ms are removed.",
+            1,
+        ),
+        _d(
+            "transaction.partition.verification.enable",
+            _BOOL,
+            True,
+            "Check that a transaction's first batch on a partition was added to it (KIP-890).",
+        ),
         _d("producer.id.expiration.ms", _INT, 86400000, "Idle producer ids expire after this.", 1),
         _d("socket.request.max.bytes", _INT, 104857600, "Largest request frame.", 1),
         _d("socket.send.buffer.bytes", _INT, 102400, "SO_SNDBUF of client connections (-1 = OS default).", -1),
@@ -319,6 +353,10 @@ BROKER_CONFIG_DEFS: Mapping[str, BrokerConfigDef] = {
             0,
         ),
     ]
+    + [
+        BrokerConfigDef(name, type_name, default, doc, None, choices, sensitive)
+        for name, type_name, default, doc, sensitive, choices in SECURITY_CONFIGS
+    ]
 }
 """Every broker config this broker types and validates, by Kafka name."""
 
@@ -331,7 +369,6 @@ IGNORED_KEYS = frozenset(
         "num.replica.fetchers",
         "num.replica.alter.log.dirs.threads",
         "process.roles",
-        "inter.broker.listener.name",
         "inter.broker.protocol.version",
         "auto.leader.rebalance.enable",
         "leader.imbalance.check.interval.seconds",
@@ -350,9 +387,6 @@ IGNORED_KEYS = frozenset(
 IGNORED_PREFIXES = (
     "controller.",
     "metadata.",
-    "ssl.",
-    "sasl.",
-    "security.",
     "replica.",
     "zookeeper.",
     "remote.",
@@ -362,14 +396,9 @@ IGNORED_PREFIXES = (
     "group.consumer.",
     "metric.",
     "metrics.",
-    "authorizer.",
-    "super.users",
-    "principal.",
-    "password.",
     "broker.heartbeat",
     "broker.session",
     "kafka.metrics",
-    "delegation.token",
     "log.cleaner.io.buffer.load",
     "client.quota",
     "alter.",
@@ -436,26 +465,34 @@ class BrokerConfig:
     max_connections: int
     max_connections_per_ip: int
     max_connections_per_ip_overrides_map: dict[str, int]
+    listener_protocols: dict[str, str]
+    listener_security: dict[str, ListenerSecurity]
+    super_users: frozenset[str]
+    metadata_log_dir: Path
+    connection_failed_authentication_delay_ms: int
+    sasl_server_max_receive_size: int
+    allow_everyone_if_no_acl_found: bool
 
     def __init__(self, props: Mapping[str, str] | None = None) -> None:
         self.raw: dict[str, str] = dict(props or {})
         self._values: dict[str, Any] = {}
-        unknown = []
+        names = {n.upper() for n in re.findall(r"([A-Za-z0-9_]+)://", self.raw.get("listeners", "PLAINTEXT://"))}
+        for key, raw in self.raw.items():
+            reason = refusal(key, raw, names)
+            if reason is not None:
+                raise ConfigError(f"{reason} (Seaway's broker refuses to start rather than ignore it)")
         for key, raw in self.raw.items():
             definition = BROKER_CONFIG_DEFS.get(key)
             if definition is not None:
                 self._values[key] = _parse(definition, raw)
-            elif key in IGNORED_KEYS or key.startswith(IGNORED_PREFIXES):
-                log.info("broker config %s is accepted and ignored on a single node", key)
-            else:
-                unknown.append(key)
-        if unknown:
-            log.warning("unknown broker config(s) ignored: %s", ", ".join(sorted(unknown)))
         for key, definition in BROKER_CONFIG_DEFS.items():
             setattr(self, definition.attr, self.get(key))
         self.node_id = self._node_id()
         self.log_dirs = self._log_dirs()
         self.listeners, self.advertised_listeners = self._listeners()
+        self._check_keys()
+        self.listener_security, self.super_users = (security := self._security()).listeners, security.super_users
+        self.metadata_log_dir = Path(str(self.get("metadata.log.dir") or self.log_dirs[0]))
         self.max_connections_per_ip_overrides_map = self._connection_overrides()
         if 0 < self.queued_max_request_bytes < self.socket_request_max_bytes:
             # Kafka's memory pool refuses a size below the largest single request.
@@ -470,6 +507,45 @@ class BrokerConfig:
                 "so the replication factor must be 1"
             )
         self._default_log_config = self._build_default_log_config()
+
+    def _check_keys(self) -> None:
+        """Log ignored keys, warn about unknown ones; listener overrides are typed as what they override."""
+        names = {name for name, _, _ in self.listeners}
+        unknown = []
+        for key, raw in self.raw.items():
+            if key in BROKER_CONFIG_DEFS:
+                continue
+            target = override_target(key, names)
+            if target is not None:
+                if target in BROKER_CONFIG_DEFS:
+                    self.parse_value(target, raw, key)  # a bad value fails here, naming the key
+                continue
+            if key in IGNORED_KEYS or key.startswith(IGNORED_PREFIXES):
+                log.info("broker config %s is accepted and ignored on a single node", key)
+            else:
+                unknown.append(key)
+        if unknown:
+            log.warning("unknown broker config(s) ignored: %s", ", ".join(sorted(unknown)))
+
+    def _security(self) -> BrokerSecurity:
+        try:  # per listener: protocol, TLS context (key material loaded now), SASL mechanisms
+            return resolve_security(self, self.listeners, self.listener_protocols)
+        except SecurityConfigError as exc:
+            raise ConfigError(str(exc)) from None
+
+    @property
+    def authorizer_enabled(self) -> bool:
+        return bool(self.get("authorizer.class.name"))
+
+    def parse_value(self, key: str, raw: str, shown_as: str | None = None) -> Any:
+        """``raw`` typed as ``key``'s value; a ConfigError names ``shown_as`` (a listener override)."""
+        definition = BROKER_CONFIG_DEFS[key]
+        try:
+            return _parse(definition, raw)
+        except ConfigError as exc:
+            if shown_as is None:
+                raise
+            raise ConfigError(str(exc).replace(f"broker config {key}", f"broker config {shown_as}")) from None
 
     @classmethod
     def load(cls, path: str | Path | None = None, overrides: Mapping[str, str] | None = None) -> BrokerConfig:
@@ -544,6 +620,10 @@ class BrokerConfig:
         controllers = {
             n.strip().upper() for n in str(self.get("controller.listener.names")).split(",") if n.strip()
         }
+        bad = next((f"{n}:{p}" for n, p in protocol_map.items() if p not in PROTOCOLS), None)
+        if bad:
+            raise ConfigError(f"listener.security.protocol.map: {bad} is not one of {', '.join(PROTOCOLS)}")
+        self.listener_protocols = protocol_map
         listeners = _parse_listeners("listeners", self.get("listeners"), protocol_map)
         served = [entry for entry in listeners if entry[0] not in controllers]
         if not served:
@@ -641,8 +721,6 @@ def _parse_listeners(key: str, items: tuple[str, ...], protocol_map: Mapping[str
         protocol = protocol_map.get(name)
         if protocol is None:
             raise ConfigError(f"{key}: listener {name} is not in listener.security.protocol.map")
-        if protocol != "PLAINTEXT":
-            raise ConfigError(f"{key}: listener {name} uses {protocol}; only PLAINTEXT is supported")
         if any(existing[0] == name for existing in result):
             raise ConfigError(f"{key}: listener name {name} appears twice")
         result.append((name, host, port))

@@ -2,6 +2,13 @@
 
 A :class:`BrokerContext` lives as long as the server; a :class:`RequestContext` is made
 per request and tells a handler which version it must answer in and who asked.
+
+Authorization goes through one place: a handler asks ``ctx.allowed(op, resource_type,
+name)`` (or ``ctx.require(...)``, which raises Kafka's TOPIC_/GROUP_/CLUSTER_/
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED), and ``ctx.authorized_operations(...)`` for the
+bit fields Metadata, DescribeCluster and DescribeGroups report. Without an authorizer
+(``authorizer.class.name`` unset) everything is allowed and every supported operation is
+reported, as Kafka does; the check is then one attribute test.
 """
 
 from __future__ import annotations
@@ -13,11 +20,24 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from seaway.broker.security.acl import SUPPORTED_OPERATIONS, Operation, ResourceType, operations_bitfield
+from seaway.broker.security.principal import ANONYMOUS, KafkaPrincipal, SslPrincipalMapper
+from seaway.protocol.errors import (
+    ClusterAuthorizationFailedError,
+    GroupAuthorizationFailedError,
+    KafkaProtocolError,
+    TopicAuthorizationFailedError,
+    TransactionalIdAuthorizationFailedError,
+)
+
 if TYPE_CHECKING:
     from seaway.broker.config import BrokerConfig
     from seaway.broker.log.log_manager import LogManager
+    from seaway.broker.security.authorizer import StandardAuthorizer
+    from seaway.broker.security.sasl import SaslSession
+    from seaway.broker.security.store import SecurityStore
 
-__all__ = ["BrokerContext", "Endpoint", "PartitionWaiters", "RequestContext", "now_ms"]
+__all__ = ["BrokerContext", "Endpoint", "Operation", "PartitionWaiters", "RequestContext", "ResourceType", "now_ms"]
 
 log = logging.getLogger("seaway.broker")
 
@@ -84,12 +104,23 @@ class BrokerContext:
     # Components added by later layers (group coordinator, producer state) register here
     # by name so handlers can find them without the context importing them.
     components: dict[str, Any] = field(default_factory=dict)
+    authorizer: StandardAuthorizer | None = None
+    security_store: SecurityStore | None = None
+    principal_mapper: SslPrincipalMapper = field(default_factory=SslPrincipalMapper)
 
     def endpoint_for(self, listener_name: str | None) -> Endpoint:
         for ep in self.endpoints:
             if listener_name is None or ep.name == listener_name:
                 return ep
         return self.endpoints[0]
+
+
+_DENIED: dict[ResourceType, type[KafkaProtocolError]] = {
+    ResourceType.TOPIC: TopicAuthorizationFailedError,
+    ResourceType.GROUP: GroupAuthorizationFailedError,
+    ResourceType.CLUSTER: ClusterAuthorizationFailedError,
+    ResourceType.TRANSACTIONAL_ID: TransactionalIdAuthorizationFailedError,
+}
 
 
 @dataclass(slots=True)
@@ -103,3 +134,33 @@ class RequestContext:
     client_id: str | None
     listener: str
     client_host: str
+    principal: KafkaPrincipal = ANONYMOUS
+    client_ip: str = "?"
+    sasl: SaslSession | None = None
+    """The connection's SASL state while it authenticates (SASL listeners), else None."""
+
+    def allowed(self, operation: Operation, resource_type: ResourceType, name: str) -> bool:
+        """May this request's principal do ``operation`` on the resource (Kafka's ACL rules)?"""
+        authorizer = self.broker.authorizer
+        return authorizer is None or authorizer.authorize(self.principal, self.client_ip, operation,
+                                                          resource_type, name)
+
+    def require(self, operation: Operation, resource_type: ResourceType, name: str) -> None:
+        """Raise the resource type's *_AUTHORIZATION_FAILED error unless :meth:`allowed`."""
+        if not self.allowed(operation, resource_type, name):
+            error = _DENIED.get(resource_type, ClusterAuthorizationFailedError)
+            raise error(f"Not authorized to {operation.name} {resource_type.name.lower()} {name!r} as "
+                        f"{self.principal}")
+
+    def allowed_for_type(self, operation: Operation, resource_type: ResourceType) -> bool:
+        """Kafka's ``authorizeByResourceType``: ``operation`` on at least one resource of the type."""
+        authorizer = self.broker.authorizer
+        return authorizer is None or authorizer.authorize_by_resource_type(self.principal, self.client_ip,
+                                                                           operation, resource_type)
+
+    def authorized_operations(self, resource_type: ResourceType, name: str) -> int:
+        """The bit field of operations allowed on the resource (all supported ones without ACLs)."""
+        authorizer = self.broker.authorizer
+        if authorizer is None:
+            return operations_bitfield(SUPPORTED_OPERATIONS[resource_type])
+        return authorizer.authorized_operations(self.principal, self.client_ip, resource_type, name)

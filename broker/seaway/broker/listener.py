@@ -15,7 +15,10 @@ only then can it decide, per connection and before any byte is read, whether to 
   listener never spins and never dies, and takes new connections again by itself as
   soon as fds are free.
 
-Each accepted socket then becomes an asyncio transport with ``connect_accepted_socket``.
+Each accepted socket then becomes an asyncio transport with ``connect_accepted_socket``;
+on SSL and SASL_SSL listeners a TLS one, whose handshake must finish within
+``handshake_timeout`` seconds (a client that connects and never completes it loses its
+connection slot after that time, not after ``connections.max.idle.ms``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import errno
 import ipaddress
 import logging
 import socket
+import ssl
 from collections import Counter
 from collections.abc import Callable, Mapping
 
@@ -156,9 +160,17 @@ class Acceptor:
     its connection ends, so the counts stay right.
     """
 
-    def __init__(self, limits: ConnectionLimits, factory: ProtocolFactory) -> None:
+    def __init__(
+        self,
+        limits: ConnectionLimits,
+        factory: ProtocolFactory,
+        ssl_contexts: Mapping[str, ssl.SSLContext] | None = None,
+        handshake_timeout: float = 60.0,
+    ) -> None:
         self.limits = limits
         self._factory = factory
+        self._ssl = dict(ssl_contexts or {})
+        self._handshake_timeout = handshake_timeout
         self._sockets: list[tuple[socket.socket, str]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._accepting = False
@@ -279,10 +291,18 @@ class Acceptor:
     async def _serve(self, sock: socket.socket, name: str, ip: str) -> None:
         assert self._loop is not None
         protocol = self._factory(name, ip)
+        context = self._ssl.get(name)
         try:
             sock.setblocking(False)
-            await self._loop.connect_accepted_socket(lambda: protocol, sock)
-        except Exception as exc:  # the client may be gone already, or fds ran out meanwhile
-            log.debug("could not set up a connection from %s: %s", ip, exc)
+            if context is None:
+                await self._loop.connect_accepted_socket(lambda: protocol, sock)
+            else:
+                await self._loop.connect_accepted_socket(lambda: protocol, sock, ssl=context,
+                                                         ssl_handshake_timeout=self._handshake_timeout)
+        except Exception as exc:  # the client may be gone already, fds ran out, or TLS failed
+            if context is not None:
+                log.info("TLS handshake with %s on listener %s failed: %s", ip, name, exc)
+            else:
+                log.debug("could not set up a connection from %s: %s", ip, exc)
             sock.close()
             protocol.connection_lost(exc)

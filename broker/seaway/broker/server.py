@@ -10,6 +10,12 @@ Resources clients can make the broker spend are bounded here: connections by
 requests being read and queued by ``queued.max.request.bytes`` (:mod:`.request_memory`),
 file descriptors by the reserve of :mod:`seaway.broker.log.fds` (the process first raises
 its soft open-file limit to the hard one, as the JVM does for Kafka).
+
+Security (:mod:`seaway.broker.security`): each listener gets its protocol's TLS context and
+SASL mechanisms from the config (already loaded and checked by ``BrokerConfig``); the
+ACLs and SCRAM credentials are replayed from the ``__cluster_metadata`` log before any
+listener accepts a connection, and the authorizer (when ``authorizer.class.name`` is set)
+decides every request from then on. A listener with no host binds 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ from seaway.broker.listener import Acceptor, ConnectionLimits, bind_listener, re
 from seaway.broker.log.fds import nofile_limit, raise_nofile_limit
 from seaway.broker.log.log_manager import LogManager
 from seaway.broker.request_memory import RequestMemory
+from seaway.broker.security.authorizer import StandardAuthorizer
+from seaway.broker.security.principal import SslPrincipalMapper
+from seaway.broker.security.store import SecurityStore
 
 __all__ = ["BrokerServer", "run_broker"]
 
@@ -66,18 +75,30 @@ class BrokerServer:
             d.mkdir(parents=True, exist_ok=True)
         await asyncio.to_thread(self.logs.load)  # recovers logs, reads/writes meta.properties
         cluster_id = self.logs.cluster_id
-        self.context = BrokerContext(config=cfg, logs=self.logs, node_id=cfg.node_id, cluster_id=cluster_id)
+        authorizer = (StandardAuthorizer(cfg.super_users, cfg.allow_everyone_if_no_acl_found)
+                      if cfg.authorizer_enabled else None)
+        store = SecurityStore(cfg.metadata_log_dir, authorizer)
+        await asyncio.to_thread(store.open)
+        self.context = BrokerContext(config=cfg, logs=self.logs, node_id=cfg.node_id, cluster_id=cluster_id,
+                                     authorizer=authorizer, security_store=store,
+                                     principal_mapper=SslPrincipalMapper(str(cfg.get("ssl.principal.mapping.rules"))))
         self._install_components(self.context)
+        store.cleaner = self.context.components.get("log_cleaner")
+        await asyncio.to_thread(store.compact)
         loop = asyncio.get_running_loop()
         try:
             overrides = await asyncio.to_thread(resolve_overrides, cfg.max_connections_per_ip_overrides_map)
         except OSError as exc:
             raise ConfigError(f"max.connections.per.ip.overrides: {exc}") from None
         limits = ConnectionLimits(cfg.max_connections, cfg.max_connections_per_ip, overrides)
-        self._acceptor = Acceptor(limits, self._new_connection)
+        contexts = {name: sec.ssl_context for name, sec in cfg.listener_security.items()
+                    if sec.ssl_context is not None}
+        idle_s = cfg.connections_max_idle_ms / 1000 if cfg.connections_max_idle_ms > 0 else 60.0
+        self._acceptor = Acceptor(limits, self._new_connection, contexts, handshake_timeout=min(60.0, idle_s))
         advertised = {name: (host, port) for name, host, port in cfg.advertised_listeners}
         bound: list[tuple[socket.socket, str]] = []
         for name, host, port in cfg.listeners:
+            host = host or "127.0.0.1"  # no host: loopback only (a documented deviation from Kafka)
             try:
                 sockets = bind_listener(host, port, backlog=1024)
             except OSError:
@@ -88,12 +109,12 @@ class BrokerServer:
             bound_port = sockets[0].getsockname()[1]
             adv_host, adv_port = advertised.get(name, (host, port))
             if not adv_host or adv_host in ("0.0.0.0", "::"):
-                adv_host = socket.getfqdn() if not host or host in ("0.0.0.0", "::") else host
+                adv_host = socket.getfqdn() if host in ("0.0.0.0", "::") else host
             if not adv_port:
                 adv_port = bound_port
             self.context.endpoints.append(Endpoint(name, adv_host, adv_port))
-            log.info("listening on %s://%s:%d (advertised %s:%d)", name, host or "*", bound_port,
-                     adv_host, adv_port)
+            log.info("listening on %s://%s:%d (%s, advertised %s:%d)", name, host, bound_port,
+                     cfg.listener_protocols[name], adv_host, adv_port)
         self._acceptor.start(bound)
         self._maintenance = loop.create_task(self._maintain())
         if cfg.connections_max_idle_ms >= 0:
@@ -109,7 +130,7 @@ class BrokerServer:
     def _new_connection(self, listener: str, ip: str) -> KafkaConnection:
         assert self.context is not None
         conn = _TrackedConnection(self, ip, self.context, listener, self.config.socket_request_max_bytes,
-                                  self.memory)
+                                  self.memory, self.config.listener_security.get(listener))
         self._connections.add(conn)
         return conn
 
@@ -163,6 +184,8 @@ class BrokerServer:
                         await result
         with self._maintenance_lock:
             await asyncio.to_thread(self.logs.close)
+        if self.context is not None and self.context.security_store is not None:
+            await asyncio.to_thread(self.context.security_store.close)
         log.info("broker stopped")
 
 

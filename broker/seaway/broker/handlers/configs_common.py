@@ -27,6 +27,7 @@ from seaway.broker.log.config import (
     ConfigType,
     LogConfig,
     describe_topic_configs,
+    synonym_chain,
 )
 from seaway.protocol.errors import (
     InvalidConfigError,
@@ -100,7 +101,18 @@ def validate_topic_overrides(broker: BrokerContext, overrides: Mapping[str, str 
 def topic_config_entries(broker: BrokerContext, overrides: Mapping[str, str]) -> list[ConfigEntry]:
     """Every topic config with its value, source and synonyms, for a topic with ``overrides``."""
     effective = validate_topic_overrides(broker, overrides)
-    return describe_topic_configs(effective, overrides, broker.config.raw)
+    return describe_topic_configs(effective, overrides, broker.config.raw, _broker_defaults(broker))
+
+
+def _broker_defaults(broker: BrokerContext) -> dict[str, str]:
+    """The broker keys that have a default, as strings (Kafka's ``staticDefaultConfigs``): a key
+    whose default is null (``log.retention.ms``, ``log.roll.ms``) is no DEFAULT_CONFIG synonym."""
+    out = {}
+    for key, definition in broker.config.definitions().items():
+        default = definition.default_string()
+        if default is not None:
+            out[key] = default
+    return out
 
 
 def check_broker_resource(broker: BrokerContext, name: str) -> bool:
@@ -122,37 +134,49 @@ def check_broker_resource(broker: BrokerContext, name: str) -> bool:
 
 
 def broker_config_entries(broker: BrokerContext, this_node: bool) -> list[ConfigEntry]:
-    """The broker's configs: every known key with its value and source.
+    """The broker's configs: every known key with its value, source and synonyms, as Kafka lists them.
 
     The cluster-default resource (``this_node`` False) holds only dynamic defaults, and
-    this broker has none, so it is empty, as on a Kafka cluster nobody altered.
+    this broker has none, so it is empty, as on a Kafka cluster nobody altered. Synonyms
+    follow Kafka's ``configSynonyms`` (see :func:`synonym_chain`): the key's synonym group,
+    static values first, then non-null defaults; a key without either lists none.
     """
     if not this_node:
         return []
     config = broker.config
+    defaults = _broker_defaults(broker)
     entries: list[ConfigEntry] = []
     for key, definition in sorted(config.definitions().items()):
-        source = (ConfigSource.STATIC_BROKER_CONFIG if config.source_of(key) == "static"
-                  else ConfigSource.DEFAULT_CONFIG)
-        value = None if definition.is_sensitive else config.value_string(key)
-        synonyms: list[tuple[str, str | None, ConfigSource]] = []
-        if source is ConfigSource.STATIC_BROKER_CONFIG:
-            synonyms.append((key, value, source))
-        default = definition.default_string()
-        synonyms.append((key, None if definition.is_sensitive else default, ConfigSource.DEFAULT_CONFIG))
+        hidden = definition.is_sensitive
+        synonyms = [(name, None if hidden else value, source)
+                    for name, value, source in synonym_chain(_broker_synonyms(key), key, config.raw, defaults)]
         entries.append(
             ConfigEntry(
                 name=key,
-                value=value,
-                source=source,
+                value=None if hidden else config.value_string(key),
+                source=synonyms[0][2] if synonyms else ConfigSource.DEFAULT_CONFIG,
                 type=ConfigType.__members__.get(definition.type_name, ConfigType.STRING),
                 doc=definition.doc,
                 read_only=True,
-                is_sensitive=definition.is_sensitive,
+                is_sensitive=hidden,
                 synonyms=tuple(synonyms),
             )
         )
     return entries
+
+
+_BROKER_SYNONYMS = (
+    ("log.roll.ms", "log.roll.hours"),
+    ("log.roll.jitter.ms", "log.roll.jitter.hours"),
+    ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
+)
+
+
+def _broker_synonyms(key: str) -> tuple[str, ...]:
+    """Kafka's ``DynamicBrokerConfig.brokerConfigSynonyms``: the keys that set the same thing."""
+    if key == "log.flush.interval.ms":  # only this one: the scheduler interval is merely its default
+        return ("log.flush.interval.ms", "log.flush.scheduler.interval.ms")
+    return next((group for group in _BROKER_SYNONYMS if key in group), (key,))
 
 
 def check_unique_keys(names: Iterable[str]) -> None:

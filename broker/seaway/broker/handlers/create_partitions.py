@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from collections.abc import Callable
 
-from seaway.broker.context import BrokerContext, RequestContext
+from seaway.broker.context import BrokerContext, Operation, RequestContext, ResourceType
 from seaway.broker.handlers.configs_common import error_of
 from seaway.broker.handlers.create_topics import MAX_PARTITIONS_PER_REQUEST, check_replica_lists
 from seaway.broker.handlers.registry import handles
@@ -77,10 +78,14 @@ async def handle_create_partitions(ctx: RequestContext, request: CreatePartition
     CreatePartitionsResponse
 ):
     # New partition directories and the metadata fsync: off the event loop.
-    return await asyncio.to_thread(_grow_all, ctx.broker, request)
+    def may_alter(name: str) -> None:  # ACLs: ALTER on the topic
+        ctx.require(Operation.ALTER, ResourceType.TOPIC, name)
+
+    return await asyncio.to_thread(_grow_all, ctx.broker, request, may_alter)
 
 
-def _grow_all(broker: BrokerContext, request: CreatePartitionsRequest) -> CreatePartitionsResponse:
+def _grow_all(broker: BrokerContext, request: CreatePartitionsRequest,
+              may_alter: Callable[[str], None] = lambda name: None) -> CreatePartitionsResponse:
     counts = Counter(t.name for t in request.topics)
     results: list[CreatePartitionsTopicResult] = []
     reported: set[str] = set()
@@ -92,6 +97,7 @@ def _grow_all(broker: BrokerContext, request: CreatePartitionsRequest) -> Create
             if counts[topic.name] > 1:
                 reported.add(topic.name)
                 raise InvalidRequestError("Duplicate topic name.")
+            may_alter(topic.name)
             _grow(broker, topic, request.validate_only, fds)
             results.append(CreatePartitionsTopicResult(name=topic.name, error_code=0, error_message=None))
         except KafkaProtocolError as exc:

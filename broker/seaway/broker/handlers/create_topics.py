@@ -13,6 +13,11 @@ with POLICY_VIOLATION as Kafka's controller answers its partition cap: a request
 more than 10,000 partitions in total fails as a whole (Kafka 4's "Excessively large number
 of partitions per request."), and a topic whose partitions' files would eat into the fds
 kept for connections and segment rolls is refused (:mod:`seaway.broker.log.fds`).
+
+ACLs, as Kafka: CREATE on the cluster allows every topic, else CREATE on each topic is needed
+(TOPIC_AUTHORIZATION_FAILED); the v5+ configs of a created topic are left out, with
+TOPIC_AUTHORIZATION_FAILED as the topic's config error, unless the caller may DESCRIBE_CONFIGS
+it. ``__cluster_metadata`` cannot be created (INVALID_REQUEST, Kafka's message).
 """
 
 from __future__ import annotations
@@ -21,11 +26,13 @@ import asyncio
 from collections import Counter
 from uuid import UUID
 
-from seaway.broker.context import BrokerContext, RequestContext
+from seaway.broker.context import BrokerContext, Operation, RequestContext, ResourceType
 from seaway.broker.handlers.configs_common import error_of, topic_config_entries, validate_topic_overrides
 from seaway.broker.handlers.registry import handles
 from seaway.broker.log.fds import FdBudget
 from seaway.broker.log.log_manager import validate_topic_name
+from seaway.broker.security.acl import CLUSTER_NAME
+from seaway.broker.security.store import METADATA_TOPIC
 from seaway.protocol.errors import (
     InvalidPartitionsError,
     InvalidReplicaAssignmentError,
@@ -36,6 +43,7 @@ from seaway.protocol.errors import (
     KafkaStorageError,
     PolicyViolationError,
     TopicAlreadyExistsError,
+    TopicAuthorizationFailedError,
 )
 from seaway.protocol.messages.create_topics_request import CreatableTopic, CreateTopicsRequest
 from seaway.protocol.messages.create_topics_response import (
@@ -128,9 +136,13 @@ def _requested_partitions(broker: BrokerContext, topics: list[CreatableTopic]) -
 
 
 def _create(
-    broker: BrokerContext, topic: CreatableTopic, validate_only: bool, fds: FdBudget
+    broker: BrokerContext, topic: CreatableTopic, validate_only: bool, fds: FdBudget, acl: _Acl
 ) -> CreatableTopicResult:
     name = topic.name
+    if name == METADATA_TOPIC:
+        raise InvalidRequestError(f"Creation of internal topic {METADATA_TOPIC} is prohibited.")
+    if name in acl.no_create:
+        raise TopicAuthorizationFailedError("Authorization failed.")
     validate_topic_name(name)
     existing = broker.logs.topics()
     if name in existing:
@@ -155,6 +167,10 @@ def _create(
         except OSError as exc:
             raise KafkaStorageError(f"Creating topic '{name}' failed: {exc}") from exc
         topic_id = broker.logs.topics()[name].topic_id
+    if name in acl.no_describe_configs:
+        return CreatableTopicResult(name=name, topic_id=topic_id, error_code=0, error_message=None,
+                                    num_partitions=partitions, replication_factor=factor, configs=[],
+                                    topic_config_error_code=TopicAuthorizationFailedError.code)
     configs = [
         CreatableTopicConfigs(name=e.name, value=None if e.is_sensitive else e.value, read_only=e.read_only,
                               config_source=int(e.source), is_sensitive=e.is_sensitive)
@@ -164,13 +180,28 @@ def _create(
                                 num_partitions=partitions, replication_factor=factor, configs=configs)
 
 
+class _Acl:
+    """The request's ACL answers, worked out on the event loop before the creation thread."""
+
+    def __init__(self, ctx: RequestContext, names: list[str]) -> None:
+        self.no_create: set[str] = set()
+        self.no_describe_configs: set[str] = set()
+        if ctx.broker.authorizer is None:
+            return
+        if not ctx.allowed(Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME):
+            self.no_create = {n for n in names if not ctx.allowed(Operation.CREATE, ResourceType.TOPIC, n)}
+        self.no_describe_configs = {
+            n for n in names if not ctx.allowed(Operation.DESCRIBE_CONFIGS, ResourceType.TOPIC, n)}
+
+
 @handles(CreateTopicsRequest, CreateTopicsResponse)
 async def handle_create_topics(ctx: RequestContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
     # Topic creation fsyncs the metadata file and creates directories: off the event loop.
-    return await asyncio.to_thread(_create_all, ctx.broker, request)
+    acl = _Acl(ctx, [t.name for t in request.topics])
+    return await asyncio.to_thread(_create_all, ctx.broker, request, acl)
 
 
-def _create_all(broker: BrokerContext, request: CreateTopicsRequest) -> CreateTopicsResponse:
+def _create_all(broker: BrokerContext, request: CreateTopicsRequest, acl: _Acl) -> CreateTopicsResponse:
     counts = Counter(t.name for t in request.topics)
     results: list[CreatableTopicResult] = []
     reported: set[str] = set()
@@ -187,7 +218,7 @@ def _create_all(broker: BrokerContext, request: CreateTopicsRequest) -> CreateTo
                 results.append(_failed(topic.name, InvalidRequestError("Duplicate topic name.")))
             continue
         try:
-            results.append(_create(broker, topic, request.validate_only, fds))
+            results.append(_create(broker, topic, request.validate_only, fds, acl))
         except KafkaProtocolError as exc:
             results.append(_failed(topic.name, exc))
     return CreateTopicsResponse(topics=results)

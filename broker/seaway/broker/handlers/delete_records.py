@@ -10,7 +10,7 @@ ListOffsets earliest gives the new start); their segments go at the next retenti
 
 from __future__ import annotations
 
-from seaway.broker.context import BrokerContext, RequestContext
+from seaway.broker.context import BrokerContext, Operation, RequestContext, ResourceType
 from seaway.broker.handlers.registry import handles
 from seaway.protocol.errors import (
     KafkaProtocolError,
@@ -53,6 +53,7 @@ async def handle_delete_records(ctx: RequestContext, request: DeleteRecordsReque
         parts: list[DeleteRecordsPartitionResult] = []
         for part in topic.partitions:
             try:
+                ctx.require(Operation.DELETE, ResourceType.TOPIC, topic.name)
                 low = _delete(ctx.broker, topic.name, part)
                 parts.append(DeleteRecordsPartitionResult(partition_index=part.partition_index,
                                                           low_watermark=low, error_code=0))

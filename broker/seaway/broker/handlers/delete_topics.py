@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from collections.abc import Callable
 from uuid import UUID
 
-from seaway.broker.context import BrokerContext, RequestContext
+from seaway.broker.context import BrokerContext, Operation, RequestContext, ResourceType
 from seaway.broker.handlers.configs_common import error_of
 from seaway.broker.handlers.registry import handles
 from seaway.protocol.errors import (
     InvalidRequestError,
     KafkaProtocolError,
     KafkaStorageError,
+    TopicAuthorizationFailedError,
     TopicDeletionDisabledError,
     UnknownTopicIdError,
     UnknownTopicOrPartitionError,
@@ -64,14 +66,18 @@ async def handle_delete_topics(ctx: RequestContext, request: DeleteTopicsRequest
     else:
         wanted = [(n, ZERO_UUID) for n in request.topic_names]
     # Deletion renames and removes directories and fsyncs metadata: off the event loop.
-    response, deleted = await asyncio.to_thread(_delete_all, ctx.broker, wanted)
+    def may_delete(name: str) -> bool:  # ACLs: DELETE on the topic, checked before its existence
+        return ctx.allowed(Operation.DELETE, ResourceType.TOPIC, name)
+
+    response, deleted = await asyncio.to_thread(_delete_all, ctx.broker, wanted, may_delete)
     for name, partitions in deleted:
         for p in range(partitions):
             ctx.broker.waiters.notify(name, p)
     return response
 
 
-def _delete_all(broker: BrokerContext, wanted: list[tuple[str | None, UUID]]) -> (
+def _delete_all(broker: BrokerContext, wanted: list[tuple[str | None, UUID]],
+                may_delete: Callable[[str], bool] = lambda name: True) -> (
     tuple[DeleteTopicsResponse, list[tuple[str, int]]]
 ):
     counts = Counter(wanted)
@@ -88,7 +94,11 @@ def _delete_all(broker: BrokerContext, wanted: list[tuple[str | None, UUID]]) ->
                 raise InvalidRequestError(
                     "Duplicate topic name." if name is not None else "Duplicate topic id."
                 )
+            if name is not None and topic_id == ZERO_UUID and not may_delete(name):
+                raise TopicAuthorizationFailedError("Authorization failed.")
             resolved, resolved_id = _resolve(broker, name, topic_id)
+            if not may_delete(resolved):
+                raise TopicAuthorizationFailedError("Authorization failed.")
             if not enabled:
                 raise TopicDeletionDisabledError("Topic deletion is disabled (delete.topic.enable=false).")
             deleted.append((resolved, _delete(broker, resolved)))

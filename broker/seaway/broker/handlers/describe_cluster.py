@@ -2,26 +2,23 @@
 
 Only the brokers endpoint type (1) is served, as on a Kafka broker listener: asking a
 broker for controller endpoints is MISMATCHED_ENDPOINT_TYPE (v1), and v0 knows no other
-type (UNSUPPORTED_ENDPOINT_TYPE). Without an authorizer every cluster operation is
-allowed, so asked-for authorized operations list all of them.
+type (UNSUPPORTED_ENDPOINT_TYPE). Asked-for authorized operations list the cluster
+operations the caller may do: all of them without an authorizer, as Kafka answers.
 """
 
 from __future__ import annotations
 
-from seaway.broker.context import RequestContext
+from seaway.broker.context import RequestContext, ResourceType
 from seaway.broker.handlers.registry import handles
+from seaway.broker.security.acl import CLUSTER_NAME
 from seaway.protocol.errors import MismatchedEndpointTypeError, UnsupportedEndpointTypeError
 from seaway.protocol.messages.describe_cluster_request import DescribeClusterRequest
 from seaway.protocol.messages.describe_cluster_response import DescribeClusterBroker, DescribeClusterResponse
 
-__all__ = ["CLUSTER_OPERATIONS", "handle_describe_cluster"]
+__all__ = ["handle_describe_cluster"]
 
 BROKERS_ENDPOINT = 1
 OPERATIONS_OMITTED = -(2**31)
-
-# AclOperation codes valid on the CLUSTER resource: CREATE, ALTER, DESCRIBE,
-# CLUSTER_ACTION, DESCRIBE_CONFIGS, ALTER_CONFIGS, IDEMPOTENT_WRITE.
-CLUSTER_OPERATIONS = sum(1 << op for op in (5, 7, 8, 9, 10, 11, 12))
 
 
 @handles(DescribeClusterRequest, DescribeClusterResponse)
@@ -48,6 +45,7 @@ async def handle_describe_cluster(ctx: RequestContext, request: DescribeClusterR
         controller_id=broker.node_id,
         brokers=[DescribeClusterBroker(broker_id=broker.node_id, host=ep.host, port=ep.port, rack=None)],
         cluster_authorized_operations=(
-            CLUSTER_OPERATIONS if request.include_cluster_authorized_operations else OPERATIONS_OMITTED
+            ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME)
+            if request.include_cluster_authorized_operations else OPERATIONS_OMITTED
         ),
     )

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from seaway.broker.context import BrokerContext, RequestContext
+from seaway.broker.context import BrokerContext, Operation, RequestContext
+from seaway.broker.context import ResourceType as AclResource
 from seaway.broker.handlers.configs_common import (
     ResourceType,
     broker_config_entries,
@@ -26,6 +27,7 @@ from seaway.broker.handlers.configs_common import (
 from seaway.broker.handlers.registry import handles
 from seaway.broker.log.config import ConfigEntry
 from seaway.broker.log.log_manager import validate_topic_name
+from seaway.broker.security.acl import CLUSTER_NAME
 from seaway.protocol.errors import KafkaProtocolError
 from seaway.protocol.messages.describe_configs_request import DescribeConfigsRequest, DescribeConfigsResource
 from seaway.protocol.messages.describe_configs_response import (
@@ -80,6 +82,10 @@ async def handle_describe_configs(ctx: RequestContext, request: DescribeConfigsR
     documentation = request.include_documentation and ctx.api_version >= 3
     for resource in request.resources:
         try:
+            if resource.resource_type == ResourceType.TOPIC:  # ACLs: DESCRIBE_CONFIGS on the topic / cluster
+                ctx.require(Operation.DESCRIBE_CONFIGS, AclResource.TOPIC, resource.resource_name)
+            elif resource.resource_type == ResourceType.BROKER:
+                ctx.require(Operation.DESCRIBE_CONFIGS, AclResource.CLUSTER, CLUSTER_NAME)
             entries = _select(_entries(ctx.broker, resource), resource.configuration_keys)
         except KafkaProtocolError as exc:
             code, message = error_of(exc)

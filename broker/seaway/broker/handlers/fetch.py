@@ -8,37 +8,62 @@ than both limits, so a consumer can never get stuck behind a big batch.
 
 Fetch sessions (KIP-227) are declined by answering session id 0, which every client
 treats as "keep sending full fetch requests".
+
+Topics the caller may not READ are answered TOPIC_AUTHORIZATION_FAILED (checked once per
+request, not on every pass of a long poll) and the fetch returns at once, as with any error.
+
+``isolation_level=1`` (read_committed, librdkafka's default) reads only below each
+partition's last stable offset and lists the aborted transactions overlapping what it
+returns (:meth:`PartitionLog.read_committed`, from the ``.txnindex`` files), so the
+consumer drops their records. With no transaction open the LSO is the high watermark and
+the read costs what a read_uncommitted one does. Right after a start, until the
+transaction coordinator knows every partition's LSO, a read_committed fetch waits for it
+(within ``max_wait_ms``; then it answers without records).
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from seaway.broker.context import BrokerContext, RequestContext
+from seaway.broker.context import BrokerContext, Operation, RequestContext, ResourceType
+from seaway.broker.coordinator.txn import COMPONENT as TXN_COMPONENT
 from seaway.broker.handlers.registry import handles
-from seaway.protocol.errors import KafkaProtocolError, UnknownTopicOrPartitionError
+from seaway.protocol.errors import KafkaProtocolError, TopicAuthorizationFailedError, UnknownTopicOrPartitionError
 from seaway.protocol.messages.fetch_request import FetchRequest
-from seaway.protocol.messages.fetch_response import FetchableTopicResponse, FetchResponse, PartitionData
+from seaway.protocol.messages.fetch_response import (
+    AbortedTransaction,
+    FetchableTopicResponse,
+    FetchResponse,
+    PartitionData,
+)
+
+READ_COMMITTED = 1
 
 __all__ = ["handle_fetch"]
 
 
-def _read_all(broker: BrokerContext, request: FetchRequest) -> tuple[list[FetchableTopicResponse], int, bool]:
-    """One pass over the requested partitions: (responses, bytes found, any error)."""
+def _read_all(broker: BrokerContext, request: FetchRequest, denied: frozenset[str] = frozenset()) -> (
+    tuple[list[FetchableTopicResponse], int, bool]
+):
+    """One pass over the requested partitions: (responses, bytes found, any error).
+
+    ``denied``: topics the caller may not read (TOPIC_AUTHORIZATION_FAILED)."""
     budget = request.max_bytes if request.max_bytes > 0 else 0x7FFFFFFF
     total = 0
     errors = False
     first_data = True
     logs = broker.logs
+    committed = request.isolation_level == READ_COMMITTED
     out: list[FetchableTopicResponse] = []
     for topic in request.topics:
         parts: list[PartitionData] = []
         for p in topic.partitions:
-            plog = logs.get_log(topic.topic, p.partition)
+            plog = logs.get_log(topic.topic, p.partition) if topic.topic not in denied else None
             if plog is None:
                 errors = True
                 parts.append(PartitionData(partition_index=p.partition,
-                                           error_code=UnknownTopicOrPartitionError.code,
+                                           error_code=TopicAuthorizationFailedError.code if topic.topic in denied
+                                           else UnknownTopicOrPartitionError.code,
                                            high_watermark=-1, last_stable_offset=-1, log_start_offset=-1,
                                            records=b""))
                 continue
@@ -46,9 +71,15 @@ def _read_all(broker: BrokerContext, request: FetchRequest) -> tuple[list[Fetcha
             region = None
             error_code = 0
             limit = min(p.partition_max_bytes, budget)
+            aborted: list[tuple[int, int]] | None = [] if committed else None
+            lso = -1
             if p.fetch_offset != hw and (limit > 0 or first_data):
                 try:
-                    region = plog.read(p.fetch_offset, max(limit, 0), min_one_batch=first_data)
+                    if committed:
+                        region, lso, aborted = plog.read_committed(p.fetch_offset, max(limit, 0),
+                                                                   min_one_batch=first_data)
+                    else:
+                        region = plog.read(p.fetch_offset, max(limit, 0), min_one_batch=first_data)
                 except KafkaProtocolError as exc:
                     errors = True
                     error_code = exc.code
@@ -62,14 +93,32 @@ def _read_all(broker: BrokerContext, request: FetchRequest) -> tuple[list[Fetcha
                     partition_index=p.partition,
                     error_code=error_code,
                     high_watermark=hw,
-                    last_stable_offset=hw,
+                    last_stable_offset=lso if lso >= 0 else plog.last_stable_offset,
                     log_start_offset=plog.log_start_offset,
-                    aborted_transactions=None,
+                    aborted_transactions=None if aborted is None else [
+                        AbortedTransaction(producer_id=pid, first_offset=first) for pid, first in aborted],
                     records=region if size else b"",
                 )
             )
         out.append(FetchableTopicResponse(topic=topic.topic, partitions=parts))
     return out, total, errors
+
+
+def _not_yet(broker: BrokerContext, request: FetchRequest) -> FetchResponse:
+    """No records for anyone: the last stable offsets are not known yet after a start (each
+    partition's LSO is given as its fetch offset: nothing more is known to be stable)."""
+    parts: list[FetchableTopicResponse] = []
+    for t in request.topics:
+        answers = []
+        for p in t.partitions:
+            plog = broker.logs.get_log(t.topic, p.partition)
+            hw = plog.log_end_offset if plog is not None else -1
+            answers.append(PartitionData(
+                partition_index=p.partition, error_code=0, high_watermark=hw,
+                last_stable_offset=min(p.fetch_offset, hw), log_start_offset=plog.log_start_offset if plog else -1,
+                aborted_transactions=[], records=b""))
+        parts.append(FetchableTopicResponse(topic=t.topic, partitions=answers))
+    return FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=parts)
 
 
 def _wake(fut: asyncio.Future[None]) -> None:
@@ -80,7 +129,13 @@ def _wake(fut: asyncio.Future[None]) -> None:
 @handles(FetchRequest, FetchResponse)
 async def handle_fetch(ctx: RequestContext, request: FetchRequest) -> FetchResponse:
     broker = ctx.broker
-    responses, total, errors = _read_all(broker, request)
+    denied = frozenset() if broker.authorizer is None else frozenset(
+        t.topic for t in request.topics if not ctx.allowed(Operation.READ, ResourceType.TOPIC, t.topic))
+    if request.isolation_level == READ_COMMITTED:
+        txn = broker.components.get(TXN_COMPONENT)
+        if txn is not None and not txn.recovered and not await txn.wait_recovered(request.max_wait_ms / 1000.0):
+            return _not_yet(broker, request)
+    responses, total, errors = _read_all(broker, request, denied)
     wait_s = request.max_wait_ms / 1000.0
     if total < max(request.min_bytes, 1) and not errors and wait_s > 0:
         loop = asyncio.get_running_loop()
@@ -103,7 +158,7 @@ async def handle_fetch(ctx: RequestContext, request: FetchRequest) -> FetchRespo
             finally:
                 timer.cancel()
                 broker.waiters.unregister(keys, fut)
-            responses, total, errors = _read_all(broker, request)
+            responses, total, errors = _read_all(broker, request, denied)
             if total >= request.min_bytes or errors:
                 break
     return FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=responses)

@@ -1,41 +1,27 @@
-"""FindCoordinator: this single node coordinates every group.
+"""FindCoordinator: this single node coordinates every group and every transactional id.
 
 v0-3 ask for one key, v4+ for a batch (``coordinator_keys``). Group keys (type 0) get this
-broker once ``__consumer_offsets`` exists (COORDINATOR_NOT_AVAILABLE before, which every
-client retries). Other key types are INVALID_REQUEST.
-
-Transaction keys (type 1): this broker has no transaction coordinator. Kafka answers
-TRANSACTIONAL_ID_AUTHORIZATION_FAILED (53) when a client may not use transactions, and
-that is the one answer both librdkafka and the Java client treat as fatal at once, so
-``init_transactions()`` fails within a round trip with our message ("transactions are not
-supported"). COORDINATOR_NOT_AVAILABLE (what Kafka says while its transaction log is not
-ready) is retried by every client until its timeout: a transactional producer waited
-that long (10-60 s) before failing with a misleading "coordinator not found". Redpanda
-answers UNSUPPORTED_VERSION when transactions are disabled, which librdkafka retries too.
-InitProducerId with a transactional id answers the same error
-(:mod:`seaway.broker.handlers.init_producer_id`).
+broker once ``__consumer_offsets`` exists; transaction keys (type 1) once
+``__transaction_state`` exists (COORDINATOR_NOT_AVAILABLE before, which every client
+retries). ACLs as Kafka: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED) or on the
+transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED). Other key types are INVALID_REQUEST.
 """
 
 from __future__ import annotations
 
-from seaway.broker.context import RequestContext
+from seaway.broker.context import Operation, RequestContext, ResourceType
 from seaway.broker.coordinator import coordinator_of
+from seaway.broker.coordinator.txn import transaction_coordinator_of
 from seaway.broker.handlers.registry import handles
 from seaway.protocol.errors import (
     CoordinatorNotAvailableError,
     InvalidRequestError,
     KafkaProtocolError,
-    TransactionalIdAuthorizationFailedError,
 )
 from seaway.protocol.messages.find_coordinator_request import FindCoordinatorRequest
 from seaway.protocol.messages.find_coordinator_response import Coordinator, FindCoordinatorResponse
 
-__all__ = ["NO_TRANSACTIONS", "handle_find_coordinator"]
-
-NO_TRANSACTIONS = (
-    "transactions are not supported by this Seaway broker (it has no transaction coordinator); "
-    "use an idempotent producer (enable.idempotence=true) without transactional.id"
-)
+__all__ = ["handle_find_coordinator"]
 
 GROUP_KEY = 0
 TRANSACTION_KEY = 1
@@ -44,13 +30,21 @@ TRANSACTION_KEY = 1
 def _lookup(ctx: RequestContext, key: str, key_type: int) -> Coordinator:
     try:
         if key_type == TRANSACTION_KEY:
-            raise TransactionalIdAuthorizationFailedError(NO_TRANSACTIONS)
+            ctx.require(Operation.DESCRIBE, ResourceType.TRANSACTIONAL_ID, key)
+            if not transaction_coordinator_of(ctx.broker).topic_ready:
+                raise CoordinatorNotAvailableError("the transaction state topic is not available yet")
+            return _this_node(ctx, key)
         if key_type != GROUP_KEY:
             raise InvalidRequestError(f"unknown coordinator key type {key_type}")
+        ctx.require(Operation.DESCRIBE, ResourceType.GROUP, key)  # ACLs: GROUP_AUTHORIZATION_FAILED
         if not coordinator_of(ctx.broker).topic_ready:
             raise CoordinatorNotAvailableError("the offsets topic is not available yet")
     except KafkaProtocolError as exc:
         return Coordinator(key=key, node_id=-1, host="", port=-1, error_code=exc.code, error_message=str(exc))
+    return _this_node(ctx, key)
+
+
+def _this_node(ctx: RequestContext, key: str) -> Coordinator:
     ep = ctx.broker.endpoint_for(ctx.listener)
     return Coordinator(key=key, node_id=ctx.broker.node_id, host=ep.host, port=ep.port, error_code=0,
                        error_message=None)

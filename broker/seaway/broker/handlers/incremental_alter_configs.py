@@ -13,8 +13,10 @@ remove) and anything else is INVALID_REQUEST, saying so.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
-from seaway.broker.context import BrokerContext, RequestContext
+from seaway.broker.context import BrokerContext, Operation, RequestContext
+from seaway.broker.context import ResourceType as AclResource
 from seaway.broker.handlers.configs_common import (
     ConfigOp,
     ResourceType,
@@ -31,6 +33,7 @@ from seaway.broker.handlers.configs_common import (
 from seaway.broker.handlers.registry import handles
 from seaway.broker.log.config import format_config_value
 from seaway.broker.log.log_manager import validate_topic_name
+from seaway.broker.security.acl import CLUSTER_NAME
 from seaway.protocol.errors import InvalidConfigError, InvalidRequestError, KafkaProtocolError
 from seaway.protocol.messages.incremental_alter_configs_request import (
     AlterableConfig,
@@ -103,13 +106,14 @@ def _alter(broker: BrokerContext, resource: AlterConfigsResource, validate_only:
         raise unsupported_resource(resource.resource_type)
 
 
-def _alter_all(broker: BrokerContext, request: IncrementalAlterConfigsRequest) -> (
-    IncrementalAlterConfigsResponse
-):
+def _alter_all(
+    broker: BrokerContext, request: IncrementalAlterConfigsRequest, may_alter: Callable[[int, str], None]
+) -> IncrementalAlterConfigsResponse:
     responses: list[AlterConfigsResourceResponse] = []
     for resource in request.resources:
         code, message = 0, None
         try:
+            may_alter(resource.resource_type, resource.resource_name)
             _alter(broker, resource, request.validate_only)
         except KafkaProtocolError as exc:
             code, message = error_of(exc)
@@ -124,4 +128,14 @@ async def handle_incremental_alter_configs(ctx: RequestContext, request: Increme
     IncrementalAlterConfigsResponse
 ):
     # Storing overrides fsyncs the topic metadata: off the event loop.
-    return await asyncio.to_thread(_alter_all, ctx.broker, request)
+    return await asyncio.to_thread(_alter_all, ctx.broker, request, _may_alter(ctx))
+
+
+def _may_alter(ctx: RequestContext) -> Callable[[int, str], None]:
+    """ACLs: ALTER_CONFIGS on the topic (TOPIC_AUTHORIZATION_FAILED) or the cluster (CLUSTER_...)."""
+    def check(resource_type: int, name: str) -> None:
+        if resource_type == ResourceType.TOPIC:
+            ctx.require(Operation.ALTER_CONFIGS, AclResource.TOPIC, name)
+        elif resource_type == ResourceType.BROKER:
+            ctx.require(Operation.ALTER_CONFIGS, AclResource.CLUSTER, CLUSTER_NAME)
+    return check

@@ -8,7 +8,7 @@ protocol name, v9 lets a restarted static leader skip the assignment (KIP-814).
 
 from __future__ import annotations
 
-from seaway.broker.context import RequestContext
+from seaway.broker.context import Operation, RequestContext, ResourceType
 from seaway.broker.coordinator import JoinRequest, JoinResult, coordinator_of
 from seaway.broker.handlers.registry import handles
 from seaway.protocol.errors import KafkaProtocolError
@@ -28,6 +28,7 @@ def client_host(ctx: RequestContext) -> str:
 async def handle_join_group(ctx: RequestContext, request: JoinGroupRequest) -> JoinGroupResponse:
     version = ctx.api_version
     try:
+        ctx.require(Operation.READ, ResourceType.GROUP, request.group_id)
         result = await coordinator_of(ctx.broker).join_group(JoinRequest(
             group_id=request.group_id,
             member_id=request.member_id,

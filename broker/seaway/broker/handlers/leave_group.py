@@ -6,7 +6,7 @@ error and the top-level error is only for the group as a whole, as in Kafka.
 
 from __future__ import annotations
 
-from seaway.broker.context import RequestContext
+from seaway.broker.context import Operation, RequestContext, ResourceType
 from seaway.broker.coordinator import coordinator_of
 from seaway.broker.handlers.registry import handles
 from seaway.protocol.errors import KafkaProtocolError
@@ -22,6 +22,7 @@ async def handle_leave_group(ctx: RequestContext, request: LeaveGroupRequest) ->
     leaving: list[tuple[str, str | None]] = (
         [(m.member_id, m.group_instance_id) for m in request.members] if batched else [(request.member_id, None)])
     try:
+        ctx.require(Operation.READ, ResourceType.GROUP, request.group_id)
         errors = coordinator_of(ctx.broker).leave_group(request.group_id, leaving)
     except KafkaProtocolError as exc:
         return LeaveGroupResponse(error_code=exc.code)

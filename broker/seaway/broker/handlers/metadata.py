@@ -4,20 +4,30 @@ This node leads every partition at leader epoch 0 and is the only replica and IS
 Topics a client asks for that do not exist are created when both the broker
 (``auto.create.topics.enable``) and the request (``allow_auto_topic_creation``, v4+)
 allow it.
+
+ACLs, as Kafka's ``handleTopicMetadataRequest``: asking for all topics lists only those the
+caller may DESCRIBE; a named topic it may not describe is TOPIC_AUTHORIZATION_FAILED without
+saying whether it exists; auto-creation needs CREATE on the cluster or on the topic
+(TOPIC_AUTHORIZATION_FAILED otherwise). Authorized operations (v8+) are reported when asked
+for. ``__cluster_metadata`` is never auto-created (the security store's log has that name).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 
-from seaway.broker.context import BrokerContext, RequestContext
+from seaway.broker.context import BrokerContext, Operation, RequestContext, ResourceType
 from seaway.broker.handlers.registry import handles
 from seaway.broker.log.fds import FdBudget
+from seaway.broker.security.acl import CLUSTER_NAME
+from seaway.broker.security.store import METADATA_TOPIC
 from seaway.protocol.errors import (
     InvalidTopicException,
     KafkaProtocolError,
     TopicAlreadyExistsError,
+    TopicAuthorizationFailedError,
     UnknownTopicOrPartitionError,
 )
 from seaway.protocol.messages.metadata_request import MetadataRequest
@@ -31,6 +41,8 @@ from seaway.protocol.messages.metadata_response import (
 __all__ = ["describe_topic", "handle_metadata"]
 
 log = logging.getLogger("seaway.broker.metadata")
+
+OPERATIONS_OMITTED = -(2**31)
 
 
 def describe_topic(broker: BrokerContext, name: str) -> MetadataResponseTopic | None:
@@ -87,16 +99,24 @@ async def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> Meta
     broker = ctx.broker
     ep = broker.endpoint_for(ctx.listener)
     topics: list[MetadataResponseTopic] = []
+    describe, topic_ = Operation.DESCRIBE, ResourceType.TOPIC
     if request.topics is None or (ctx.api_version == 0 and not request.topics):
-        names = sorted(broker.logs.topics())
+        names = [n for n in sorted(broker.logs.topics()) if ctx.allowed(describe, topic_, n)]
     else:
         names = [t.name for t in request.topics if t.name is not None]
     allow_create = broker.config.auto_create_topics_enable and (
         ctx.api_version < 4 or request.allow_auto_topic_creation
     )
+    may_create_any = allow_create and ctx.allowed(Operation.CREATE, ResourceType.CLUSTER, CLUSTER_NAME)
     for name in names:
+        if not ctx.allowed(describe, topic_, name):
+            topics.append(MetadataResponseTopic(error_code=TopicAuthorizationFailedError.code, name=name))
+            continue
         described = describe_topic(broker, name)
-        if described is None and allow_create:
+        if described is None and allow_create and name != METADATA_TOPIC:
+            if not (may_create_any or ctx.allowed(Operation.CREATE, topic_, name)):
+                topics.append(MetadataResponseTopic(error_code=TopicAuthorizationFailedError.code, name=name))
+                continue
             code = await _auto_create(broker, name)
             if code:
                 topics.append(MetadataResponseTopic(error_code=code, name=name))
@@ -108,12 +128,19 @@ async def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> Meta
                 code = InvalidTopicException.code
             topics.append(MetadataResponseTopic(error_code=code, name=name))
         else:
+            if ctx.api_version >= 8 and request.include_topic_authorized_operations:
+                described = dataclasses.replace(
+                    described, topic_authorized_operations=ctx.authorized_operations(topic_, name))
             topics.append(described)
+    cluster_operations = OPERATIONS_OMITTED
+    if 8 <= ctx.api_version <= 10 and request.include_cluster_authorized_operations:
+        cluster_operations = ctx.authorized_operations(ResourceType.CLUSTER, CLUSTER_NAME)
     return MetadataResponse(
         brokers=[MetadataResponseBroker(node_id=broker.node_id, host=ep.host, port=ep.port, rack=None)],
         cluster_id=broker.cluster_id,
         controller_id=broker.node_id,
         topics=topics,
+        cluster_authorized_operations=cluster_operations,
     )
 
 

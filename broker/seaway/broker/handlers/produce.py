@@ -7,17 +7,26 @@ flush policy, as Kafka does.
 
 With the producer layer installed, appends go through its ``appender`` component, which
 checks idempotent batches (a duplicate comes back with its original offsets) and refuses
-keyless records on compacted topics (INVALID_RECORD with ``record_errors``).
+keyless records on compacted topics (INVALID_RECORD with ``record_errors``). A request with
+a transactional id goes through the transaction coordinator's ``txn_appender`` instead
+(KIP-890's check of a transaction's first batch per partition); the ordinary path does
+not change.
 """
 
 from __future__ import annotations
 
-from seaway.broker.context import RequestContext, now_ms
+import functools
+from collections.abc import Callable
+
+from seaway.broker.context import Operation, RequestContext, ResourceType, now_ms
+from seaway.broker.coordinator.txn import TXN_APPENDER_COMPONENT
 from seaway.broker.handlers.registry import handles
+from seaway.broker.log.partition_log import AppendResult
 from seaway.broker.producer.fault import ProduceResponseDropped
 from seaway.protocol.errors import (
     InvalidRequiredAcksError,
     KafkaProtocolError,
+    TopicAuthorizationFailedError,
     TransactionalIdAuthorizationFailedError,
     UnknownServerError,
     UnknownTopicOrPartitionError,
@@ -51,6 +60,20 @@ def _error(index: int, exc: type[KafkaProtocolError] | KafkaProtocolError, messa
     )
 
 
+def _transactional_appender(ctx: RequestContext, transactional_id: str) -> (
+    tuple[Callable[..., AppendResult] | None, tuple[type[KafkaProtocolError], str] | None]
+):
+    """(appender, refusal) of a request that carries a transactional id: WRITE on the id is
+    required (Kafka's rule), then batches go through the transaction-aware appender."""
+    if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
+        return None, (TransactionalIdAuthorizationFailedError,
+                      f"Not authorized to use transactional id {transactional_id!r}")
+    append = ctx.broker.components.get(TXN_APPENDER_COMPONENT)
+    if append is None:
+        return None, (TransactionalIdAuthorizationFailedError, "this broker runs without a transaction coordinator")
+    return functools.partial(append, transactional_id=transactional_id, version=ctx.api_version), None
+
+
 @handles(ProduceRequest, ProduceResponse)
 async def handle_produce(ctx: RequestContext, request: ProduceRequest) -> ProduceResponse | None:
     broker = ctx.broker
@@ -65,16 +88,20 @@ async def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Produc
     if acks not in (0, 1, -1):
         refusal = (InvalidRequiredAcksError, f"acks={acks} is not 0, 1 or -1")
     elif request.transactional_id is not None:
-        refusal = (TransactionalIdAuthorizationFailedError, "transactions are not supported by this broker")
+        appender, refusal = _transactional_appender(ctx, request.transactional_id)
     appended = False
     responses: list[TopicProduceResponse] = []
     for topic in request.topic_data:
         name = topic.name
         parts: list[PartitionProduceResponse] = []
+        denied = not ctx.allowed(Operation.WRITE, ResourceType.TOPIC, name)  # ACLs: WRITE on the topic
         for pdata in topic.partition_data:
             index = pdata.index
             if refusal is not None:
                 parts.append(_error(index, *refusal))
+                continue
+            if denied:
+                parts.append(_error(index, TopicAuthorizationFailedError, f"Not authorized to write to {name}"))
                 continue
             plog = get_log(name, index)
             if plog is None:

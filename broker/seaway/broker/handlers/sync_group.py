@@ -6,7 +6,7 @@ v5+ carry the protocol type and name, checked against the group's
 
 from __future__ import annotations
 
-from seaway.broker.context import RequestContext
+from seaway.broker.context import Operation, RequestContext, ResourceType
 from seaway.broker.coordinator import SyncResult, coordinator_of
 from seaway.broker.handlers.registry import handles
 from seaway.protocol.errors import KafkaProtocolError
@@ -20,6 +20,7 @@ __all__ = ["handle_sync_group"]
 async def handle_sync_group(ctx: RequestContext, request: SyncGroupRequest) -> SyncGroupResponse:
     version = ctx.api_version
     try:
+        ctx.require(Operation.READ, ResourceType.GROUP, request.group_id)
         result = await coordinator_of(ctx.broker).sync_group(
             request.group_id, request.generation_id, request.member_id,
             request.group_instance_id if version >= 3 else None,
