@@ -24,10 +24,12 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "broker": ("seaway.broker.cli", "run the Kafka-protocol broker"),
     "registry": ("seaway.cli.registry", "run the Avro schema registry (Confluent-compatible)"),
     "topics": ("seaway.cli.topics", "create, list, describe, delete, alter-config topics"),
+    "users": ("seaway.cli.users", "list, describe, add, delete SCRAM users (SASL/SCRAM credentials)"),
     "produce": ("seaway.cli.console", "produce lines from stdin to a topic"),
     "consume": ("seaway.cli.console", "print a topic's records"),
     "connect": ("seaway.cli.connect", "run a Kafka Connect worker (standalone or distributed)"),
     "connectors": ("seaway.cli.connectors", "manage connectors through a Connect worker's REST API"),
+    "mirror": ("seaway.cli.mirror", "run MirrorMaker 2 between Kafka clusters (dedicated mode, mm2.properties)"),
     "up": ("seaway.cli.up", "start a broker, schema registry and Connect worker under one data directory"),
 }
 

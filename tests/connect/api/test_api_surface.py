@@ -16,7 +16,7 @@ EXPECTED = {
     "ConnectRecord", "Header", "Headers", "OffsetAndMetadata", "RecordMetadata", "SinkRecord",
     "SourceRecord", "TimestampType", "TopicPartition",
     # the same records as columns (batches.py)
-    "SinkRecordBatch", "SourceRecordBatch",
+    "BytesRecordBatch", "SinkRecordBatch", "SourceRecordBatch",
     # connectors and tasks
     "Connector", "ConnectorContext", "Task", "group_partitions",
     "ConnectorTransactionBoundaries", "ExactlyOnceSupport", "OffsetStorageReader", "SourceConnector",

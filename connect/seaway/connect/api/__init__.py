@@ -4,7 +4,7 @@ Kafka Connect's vocabulary with Python names (``taskConfigs`` -> ``task_configs`
 library only, so a plugin depends on nothing else of Seaway. See README.md beside this file.
 """
 
-from seaway.connect.api.batches import SinkRecordBatch, SourceRecordBatch
+from seaway.connect.api.batches import BytesRecordBatch, SinkRecordBatch, SourceRecordBatch
 from seaway.connect.api.config import (
     NO_DEFAULT,
     AbstractConfig,
@@ -93,6 +93,7 @@ __all__ = [
     "NO_DEFAULT",
     "AbstractConfig",
     "AlreadyExistsError",
+    "BytesRecordBatch",
     "CaseInsensitiveValidString",
     "CompositeValidator",
     "Config",

@@ -26,9 +26,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from seaway.connect.api.data.schema import Schema
+from seaway.connect.api.headers import Header, Headers
 from seaway.connect.api.records import SinkRecord, SourceRecord, new_source_record
 
-__all__ = ["SinkRecordBatch", "SourceRecordBatch"]
+__all__ = ["BytesRecordBatch", "SinkRecordBatch", "SourceRecordBatch"]
 
 _R = TypeVar("_R", SourceRecord, SinkRecord)
 
@@ -156,3 +157,59 @@ class SinkRecordBatch(_RecordColumns[SinkRecord]):
 
     def __repr__(self) -> str:
         return f"SinkRecordBatch(records={len(self)})"
+
+
+class BytesRecordBatch(_RecordColumns[SourceRecord]):
+    """Records of one source partition bound for one topic partition, their keys, values and headers bytes.
+
+    What a source copying Kafka records produces (the mirror connector): per record a key, a
+    value, headers as ``(name, value)`` pairs and a timestamp, each as it was read. With
+    ByteArrayConverter for keys, values and headers and no SMTs the runtime produces straight
+    from these columns, and a task overriding ``SourceTask.commit_records`` learns, per batch,
+    the offset each record got; otherwise the batch is iterated as ``SourceRecord`` s (schemas
+    OPTIONAL_BYTES; a None timestamp means "now").
+    """
+
+    __slots__ = ("_records", "headers", "kafka_partition", "keys", "source_offsets", "source_partition",
+                 "timestamps", "topic", "values")
+
+    def __init__(self, topic: str, kafka_partition: int, keys: list[bytes | None], values: list[bytes | None],
+                 headers: list[list[tuple[str, bytes | None]] | None], timestamps: list[int | None],
+                 source_partition: Mapping[str, Any] | None, source_offsets: Sequence[Mapping[str, Any] | None]
+                 ) -> None:
+        count = len(values)
+        if not len(keys) == len(headers) == len(timestamps) == len(source_offsets) == count:
+            raise ValueError("keys, values, headers, timestamps and source_offsets must have one entry per record")
+        self.topic = topic
+        self.kafka_partition = kafka_partition
+        self.keys = keys
+        self.values = values
+        self.headers = headers
+        self.timestamps = timestamps
+        self.source_partition = source_partition
+        self.source_offsets = source_offsets
+        self._records: list[SourceRecord] | None = None
+
+    @property
+    def last_source_offset(self) -> Mapping[str, Any] | None:
+        return self.source_offsets[-1] if len(self.source_offsets) else None
+
+    def records(self) -> list[SourceRecord]:
+        """The batch as ``SourceRecord`` objects (built once, on first use)."""
+        records = self._records
+        if records is None:
+            schema = Schema.OPTIONAL_BYTES_SCHEMA
+            records = self._records = [
+                SourceRecord(self.source_partition, offset, self.topic, self.kafka_partition, schema, key, schema,
+                             value, timestamp,
+                             None if not headers else Headers([Header(k, schema, v) for k, v in headers]))
+                for key, value, headers, timestamp, offset in zip(self.keys, self.values, self.headers,
+                                                                   self.timestamps, self.source_offsets, strict=True)]
+        return records
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __repr__(self) -> str:
+        return (f"BytesRecordBatch(topic={self.topic!r}, kafka_partition={self.kafka_partition}, records={len(self)}, "
+                f"source_partition={self.source_partition!r}, last_source_offset={self.last_source_offset!r})")

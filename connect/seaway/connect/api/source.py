@@ -177,6 +177,18 @@ class SourceTask(Task):
         """``record`` was acknowledged by Kafka (producer thread). ``metadata`` is ``None`` if an SMT
         dropped the record or its produce error was tolerated. Default: nothing."""
 
+    def commit_records(self, records: Sequence[SourceRecord], offsets: Sequence[int]) -> None:
+        """A Seaway extension: every record of one batch ``poll`` returned was acknowledged;
+        ``offsets[i]`` is the Kafka offset record ``i`` was written at (-1 if its error was tolerated).
+
+        The runtime calls this instead of ``commit_record`` per record for a
+        :class:`~seaway.connect.api.BytesRecordBatch` it produced straight from its columns, when
+        the task overrides it. Default: ``commit_record`` for each record.
+        """
+        for record, offset in zip(records, offsets, strict=True):
+            self.commit_record(record, None if offset < 0 else RecordMetadata(
+                record.topic, record.kafka_partition if record.kafka_partition is not None else -1, offset))
+
     @abc.abstractmethod
     def stop(self) -> None:
         """Signal the task to stop; called from another thread while ``poll`` may block. Must not block."""
