@@ -34,14 +34,16 @@ reader), which reads every ASCII file identically and non-ASCII text as users wr
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from seaway.errors import SeawayError
 
-__all__ = ["PropertiesError", "load_properties", "load_properties_file"]
+__all__ = ["PropertiesError", "format_properties", "load_properties", "load_properties_file"]
 
 _BLANK = " \t\f"
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+_ESCAPED = {"\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f"}
 
 
 class PropertiesError(SeawayError, ValueError):
@@ -60,6 +62,34 @@ def load_properties(text: str) -> dict[str, str]:
 def load_properties_file(path: str | Path) -> dict[str, str]:
     """:func:`load_properties` of a UTF-8 file. Raises OSError when it cannot be read."""
     return load_properties(Path(path).read_text(encoding="utf-8"))
+
+
+def format_properties(props: Mapping[str, str], header: Sequence[str] = ()) -> str:
+    """A ``.properties`` text that :func:`load_properties` (and Java) reads back as ``props``.
+
+    Java's ``Properties.store`` escaping: backslash, ``=``, ``:``, ``#``, ``!``, tab, line
+    breaks and form feed everywhere, spaces in keys and a value's leading space; other
+    control characters as ``\\uXXXX``. ``header`` lines are written first as ``#`` comments.
+    """
+    lines = [f"# {line}" for line in header]
+    lines += [f"{_escape(key, key=True)}={_escape(value, key=False)}" for key, value in props.items()]
+    return "\n".join([*lines, ""])
+
+
+def _escape(text: str, *, key: bool) -> str:
+    out: list[str] = []
+    for i, char in enumerate(text):
+        if char == " ":
+            out.append("\\ " if key or i == 0 else " ")
+        elif char in "\\=:#!":
+            out.append("\\" + char)
+        elif char in _ESCAPED:
+            out.append(_ESCAPED[char])
+        elif char < " " or char == "\x7f":
+            out.append(f"\\u{ord(char):04x}")
+        else:
+            out.append(char)
+    return "".join(out)
 
 
 def _logical_lines(text: str) -> list[str]:

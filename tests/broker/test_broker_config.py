@@ -6,7 +6,8 @@ import logging
 from pathlib import Path
 
 import pytest
-from seaway.broker.config import BrokerConfig, ConfigError, parse_properties
+from seaway.broker.config import BrokerConfig, ConfigError
+from seaway.properties import load_properties
 
 
 def test_properties_syntax() -> None:
@@ -24,7 +25,7 @@ def test_properties_syntax() -> None:
         "a=overridden\n"
         "path=C:\\\\data\n"
     )
-    assert parse_properties(text) == {
+    assert load_properties(text) == {
         "a": "overridden",
         "b": "two words ",
         "c": "3",

@@ -12,7 +12,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from seaway.properties import PropertiesError, load_properties, load_properties_file
+from hypothesis import given
+from hypothesis import strategies as st
+from seaway.properties import PropertiesError, format_properties, load_properties, load_properties_file
 
 HERE = Path(__file__).parent
 
@@ -102,6 +104,19 @@ def test_file_is_read_as_utf8(tmp_path: Path) -> None:
     assert load_properties_file(path) == {"topic": "données"}
 
 
+_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)
+
+
+@given(st.dictionaries(_TEXT, _TEXT, max_size=8))
+def test_format_reads_back_as_written(props: dict[str, str]) -> None:
+    assert load_properties(format_properties(props, header=["a header"])) == props
+
+
+def test_format_escapes_as_java_stores() -> None:
+    text = format_properties({"a key=x": " lead: #1\\", "tab": "\t"})
+    assert text == "a\\ key\\=x=\\ lead\\: \\#1\\\\\ntab=\\t\n"
+
+
 # -- the JVM's own reading, side by side ---------------------------------------------------------
 
 _PIECES = ["a", "b", "k", "=", ":", " ", "\t", "\f", "\\", "\\\\", "\n", "\r", "\r\n", "#", "!", "u", "\\u",
@@ -121,7 +136,9 @@ def test_same_as_java_util_properties(tmp_path: Path) -> None:
     java = shutil.which("java")
     assert java, "the test suite needs Java 17 (scripts/test.sh documents it)"
     rng = random.Random(20261125)
-    texts = ["\\", " \\", "\\\n", "k=\\", "\\\n\n", "a\\\n", "#\\", *(_random_text(rng) for _ in range(3000))]
+    formatted = [format_properties({_random_text(rng): _random_text(rng) for _ in range(3)}) for _ in range(300)]
+    texts = ["\\", " \\", "\\\n", "k=\\", "\\\n\n", "a\\\n", "#\\", *formatted,
+             *(_random_text(rng) for _ in range(3000))]
     files = []
     for i, text in enumerate(texts):
         path = tmp_path / f"{i}.properties"

@@ -1,7 +1,7 @@
 """Broker configuration: Kafka's ``server.properties`` names, defaults and precedence.
 
-``BrokerConfig.load(path, overrides)`` reads a properties file (Java syntax, parsed by
-:func:`parse_properties` at the end of this module) and lays ``--override key=value``
+``BrokerConfig.load(path, overrides)`` reads a properties file (read exactly as Java's
+``Properties.load`` reads it, by :mod:`seaway.properties`) and lays ``--override key=value``
 pairs over it. Every key Kafka's broker knows that matters to a single node is typed and
 validated here (a bad value raises :class:`ConfigError` naming key and value); keys that
 only matter to a cluster (threads, replication, controller quorum) are accepted and ignored
@@ -52,6 +52,7 @@ from seaway.broker.security.settings import (
     resolve_security,
 )
 from seaway.errors import SeawayError
+from seaway.properties import PropertiesError, load_properties_file
 from seaway.protocol.errors import InvalidConfigError
 
 __all__ = [
@@ -60,7 +61,6 @@ __all__ = [
     "BrokerConfigDef",
     "ConfigError",
     "Listener",
-    "parse_properties",
 ]
 
 log = logging.getLogger("seaway.broker.config")
@@ -553,8 +553,8 @@ class BrokerConfig:
         props: dict[str, str] = {}
         if path is not None:
             try:
-                props = parse_properties(Path(path).read_text(encoding="utf-8"))
-            except ValueError as exc:
+                props = load_properties_file(path)
+            except PropertiesError as exc:
                 raise ConfigError(f"{path}: {exc}") from None
         props.update(overrides or {})
         return cls(props)
@@ -725,76 +725,3 @@ def _parse_listeners(key: str, items: tuple[str, ...], protocol_map: Mapping[str
             raise ConfigError(f"{key}: listener name {name} appears twice")
         result.append((name, host, port))
     return result
-
-
-# -- java .properties syntax ----------------------------------------------------------------
-# A line whose first non-blank character is # or ! is a comment; a line ending in an odd
-# number of backslashes continues on the next (leading blanks dropped); the key ends at the
-# first unescaped '=', ':' or blank, after which blanks and one '='/':' are skipped;
-# \t \n \r \f \uXXXX are escapes, a backslash before any other character is that character.
-
-_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-_BLANKS = " \t\f"
-
-
-def _logical_lines(text: str) -> list[str]:
-    lines: list[str] = []
-    pending: str | None = None
-    for raw in text.splitlines():
-        line = raw.lstrip(_BLANKS) if pending is not None else raw
-        if pending is None and (not line.strip(_BLANKS) or line.lstrip(_BLANKS)[0] in "#!"):
-            continue
-        trailing = len(line) - len(line.rstrip("\\"))
-        continues = trailing % 2 == 1
-        body = line[:-1] if continues else line
-        pending = body if pending is None else pending + body
-        if not continues:
-            lines.append(pending.lstrip(_BLANKS))
-            pending = None
-    if pending is not None:
-        lines.append(pending.lstrip(_BLANKS))
-    return lines
-
-
-def _unescape(text: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(text):
-        char = text[i]
-        if char != "\\" or i + 1 >= len(text):
-            out.append(char)
-            i += 1
-            continue
-        nxt = text[i + 1]
-        if nxt == "u" and i + 6 <= len(text):
-            try:
-                out.append(chr(int(text[i + 2 : i + 6], 16)))
-                i += 6
-                continue
-            except ValueError:
-                raise ValueError(f"malformed \\uxxxx escape in {text!r}") from None
-        out.append(_ESCAPES.get(nxt, nxt))
-        i += 2
-    return "".join(out)
-
-
-def _split(line: str) -> tuple[str, str]:
-    i = 0
-    while i < len(line):
-        char = line[i]
-        if char == "\\":
-            i += 2
-            continue
-        if char in "=:" or char in _BLANKS:
-            break
-        i += 1
-    key, rest = line[:i], line[i:]
-    rest = rest.lstrip(_BLANKS)
-    if rest[:1] in ("=", ":"):
-        rest = rest[1:].lstrip(_BLANKS)
-    return _unescape(key), _unescape(rest)
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """Keys and values of a ``.properties`` document; later duplicates win, as in Java."""
-    return dict(_split(line) for line in _logical_lines(text))

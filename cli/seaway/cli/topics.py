@@ -31,6 +31,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     ConfigSource,
     NewTopic,
 )
+from seaway.properties import PropertiesError, load_properties
 
 __all__ = [
     "CliError",
@@ -56,17 +57,14 @@ def shown(value: object) -> str:
 
 
 def parse_properties(text: str) -> dict[str, str]:
-    """A client ``.properties`` file: ``key=value`` (or ``key: value``) lines, ``#``/``!`` comments."""
-    props: dict[str, str] = {}
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line[0] in "#!":
-            continue
-        cut = min((i for i in (line.find("="), line.find(":")) if i > 0), default=-1)
-        if cut < 0:
-            raise CliError(f"line {number} is not key=value: {shown(raw)}")
-        props[line[:cut].strip()] = line[cut + 1:].strip()
-    return props
+    """A ``.properties`` text read exactly as Java reads it (:mod:`seaway.properties`).
+
+    CliError where Java would refuse it (a malformed ``\\uXXXX``).
+    """
+    try:
+        return load_properties(text)
+    except PropertiesError as exc:
+        raise CliError(str(exc)) from None
 
 
 def add_connection_options(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
@@ -93,7 +91,9 @@ def client_config(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
     config: dict[str, Any] = {}
     if args.command_config:
         try:
-            config.update(parse_properties(Path(args.command_config).read_text(encoding="utf-8")))
+            # values trimmed as Kafka's ConfigDef trims every client setting it parses
+            file_config = parse_properties(Path(args.command_config).read_text(encoding="utf-8"))
+            config.update({key: value.strip() for key, value in file_config.items()})
         except OSError as exc:
             raise CliError(f"cannot read --command-config {args.command_config}: {exc.strerror}") from None
         except CliError as exc:

@@ -43,6 +43,7 @@ from typing import IO, Any
 import httpx
 from seaway.cli.ports import describe, endpoints, first_taken, local_address
 from seaway.cli.topics import CliError, parse_properties, shown
+from seaway.properties import format_properties
 
 __all__ = ["COMPONENTS", "Part", "main", "plan", "wait_healthy"]
 
@@ -273,9 +274,9 @@ def _effective(component: str, args: argparse.Namespace, data: Path, defaults: d
     run.mkdir(parents=True, exist_ok=True)
     path = run / f"{component}.properties"
     source = str(given) if given is not None else str(data / "config" / f"{component}.properties")
-    header = [f"# Written by `seaway up` at each start from its defaults, {source} and --override {component}.*;",
-              f"# edit {source} instead of this file."]
-    path.write_text("\n".join([*header, *(f"{k}={v}" for k, v in props.items()), ""]), encoding="utf-8")
+    header = [f"Written by `seaway up` at each start from its defaults, {source} and --override {component}.*;",
+              f"edit {source} instead of this file."]
+    path.write_text(format_properties(props, header), encoding="utf-8")
     return path
 
 
