@@ -59,7 +59,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "CreateTopics": (2, 7),
     "DeleteTopics": (1, 6),
     "DeleteRecords": (0, 2),
-    "InitProducerId": (0, 4),
+    "InitProducerId": (0, 5),
     "DescribeConfigs": (1, 4),
     "AlterConfigs": (0, 2),
     "DeleteGroups": (0, 2),
@@ -67,6 +67,8 @@ SERVED: dict[str, tuple[int, int]] = {
     "IncrementalAlterConfigs": (0, 1),
     "OffsetDelete": (0, 0),
     "DescribeCluster": (0, 1),
+    # kafka-topics --describe (Kafka 3.8+ tools) asks this first, Metadata only as a fallback.
+    "DescribeTopicPartitions": (0, 0),
     # Security (issue 18): SASL authentication, ACLs, SCRAM credentials.
     "SaslHandshake": (0, 1),
     "SaslAuthenticate": (0, 2),
@@ -75,6 +77,14 @@ SERVED: dict[str, tuple[int, int]] = {
     "DeleteAcls": (0, 3),
     "DescribeUserScramCredentials": (0, 0),
     "AlterUserScramCredentials": (0, 0),
+    # Transactions (issue 20). AddPartitionsToTxn v4+ is Kafka's broker-to-broker batch form
+    # (CLUSTER_ACTION); EndTxn v5 (KIP-890 part 2, an epoch bump per transaction) is not served.
+    "AddPartitionsToTxn": (0, 5),
+    "AddOffsetsToTxn": (0, 4),
+    "EndTxn": (0, 4),
+    "TxnOffsetCommit": (0, 4),
+    "DescribeTransactions": (0, 0),
+    "ListTransactions": (0, 1),
 }
 
 HEADERS = {"RequestHeader": (0, 2), "ResponseHeader": (0, 1)}

@@ -29,6 +29,15 @@ from tests.peer.apache_kafka import KafkaBroker, create_internal_topics
 from tests.peer.jars import ensure_jars, missing_tools
 from tests.support.broker import BrokerProcess
 
+STATIC_LOG_CONFIGS = {"log.retention.minutes": "10080", "log.segment.bytes": "1073741824",
+                      "log.flush.interval.ms": "9223372036854775807"}
+"""Set in both brokers' configs, each equal to the default it replaces (7 days, 1 GiB, never), so
+the answers stay those of defaults while DescribeConfigs shows STATIC_BROKER_CONFIG synonyms and
+Kafka's synonym rules: ``log.retention.minutes`` set still leaves ``retention.ms`` DEFAULT_CONFIG
+with no synonyms, ``log.flush.interval.ms`` lists ``log.flush.scheduler.interval.ms`` as its default."""
+
+BROKERS = {**BROKER_OVERRIDES, **STATIC_LOG_CONFIGS}
+
 
 @pytest.fixture(scope="package", autouse=True)
 def kafka_jars() -> Path:
@@ -43,14 +52,14 @@ def kafka_jars() -> Path:
 
 @pytest.fixture(scope="package")
 def kafka_broker(kafka_jars: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KafkaBroker]:
-    """Apache Kafka 4.x, KRaft, one node; the group settings Seaway's test broker gets too."""
-    with KafkaBroker(tmp_path_factory.mktemp("apache-kafka"), BROKER_OVERRIDES) as broker:
+    """Apache Kafka 4.x, KRaft, one node; the group and log settings Seaway's test broker gets too."""
+    with KafkaBroker(tmp_path_factory.mktemp("apache-kafka"), BROKERS) as broker:
         yield broker
 
 
 @pytest.fixture(scope="package")
 def seaway_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    with BrokerProcess(tmp_path_factory.mktemp("seaway-broker"), BROKER_OVERRIDES) as broker:
+    with BrokerProcess(tmp_path_factory.mktemp("seaway-broker"), BROKERS) as broker:
         yield broker
 
 

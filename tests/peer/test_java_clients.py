@@ -89,7 +89,6 @@ EXPECTED: dict[str, dict[str, str]] = {
 
 KNOWN: dict[tuple[str, str], str] = {
     **{("group-consumer-protocol", step): "P-B1" for step in GROUP},
-    ("admin", "list-offsets-for-timestamp"): "P-B2",
 }
 """(mode, step) -> finding id in /work/notes/peer-findings.md, where Seaway differs today."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from seaway.broker.config import BrokerConfig
 from seaway.broker.log.config import TOPIC_CONFIG_DEFS, ConfigSource, LogConfig, describe_topic_configs
 from seaway.protocol.errors import InvalidConfigError
 
@@ -60,21 +61,43 @@ def test_to_properties_round_trips_every_config() -> None:
     assert all(getattr(LogConfig(), d.attr) == d.default for d in TOPIC_CONFIG_DEFS.values())
 
 
-def test_describe_reports_sources_and_synonyms() -> None:
+def _broker_defaults() -> dict[str, str]:
+    """What DescribeConfigs passes: broker keys with a non-null default, as strings."""
+    return {k: d.default_string() or "" for k, d in BrokerConfig.definitions().items()
+            if d.default_string() is not None}
+
+
+def test_describe_reports_sources_and_synonyms_as_kafka() -> None:
+    """Kafka's ConfigHelper.configSynonyms order and its dropWhile(name != primary synonym) (P-C2)."""
     effective = LogConfig.from_properties({"retention.ms": "100"}, LogConfig(segment_bytes=4096))
-    entries = {
-        e.name: e
-        for e in describe_topic_configs(
-            effective, {"retention.ms": "100"}, {"log.segment.bytes": "4096", "log.retention.hours": "1"}
-        )
-    }
-    assert entries["retention.ms"].source is ConfigSource.TOPIC_CONFIG
+    static = {"log.segment.bytes": "4096", "log.retention.hours": "1", "log.roll.ms": "5000",
+              "log.flush.interval.ms": "1000"}
+    entries = {e.name: e for e in describe_topic_configs(effective, {"retention.ms": "100"}, static,
+                                                         _broker_defaults())}
+    static_, default, topic = ConfigSource.STATIC_BROKER_CONFIG, ConfigSource.DEFAULT_CONFIG, ConfigSource.TOPIC_CONFIG
+    assert entries["retention.ms"].source is topic
     assert entries["retention.ms"].value == "100"
-    assert [s[0] for s in entries["retention.ms"].synonyms] == [
-        "retention.ms",
-        "log.retention.hours",
-        "log.retention.ms",
-    ]
-    assert entries["segment.bytes"].source is ConfigSource.STATIC_BROKER_CONFIG
+    # log.retention.hours (set, and its default 168) come before the primary log.retention.ms,
+    # which is neither set nor has a default: Kafka drops them
+    assert entries["retention.ms"].synonyms == (("retention.ms", "100", topic),)
+    assert entries["segment.bytes"].source is static_
     assert entries["segment.bytes"].value == "4096"
-    assert entries["flush.ms"].is_default
+    assert entries["segment.bytes"].synonyms == (("log.segment.bytes", "4096", static_),
+                                                 ("log.segment.bytes", "1073741824", default))
+    assert entries["segment.ms"].synonyms == (("log.roll.ms", "5000", static_), ("log.roll.hours", "168", default))
+    assert entries["flush.ms"].synonyms == (("log.flush.interval.ms", "1000", static_),
+                                            ("log.flush.scheduler.interval.ms", "9223372036854775807", default))
+    assert entries["cleanup.policy"].synonyms == (("log.cleanup.policy", "delete", default),)
+    assert entries["min.cleanable.dirty.ratio"].synonyms == (("log.cleaner.min.cleanable.ratio", "0.5", default),)
+    for name in ("segment.jitter.ms", "follower.replication.throttled.replicas", "remote.storage.enable"):
+        assert (entries[name].source, entries[name].synonyms) == (default, ()), name
+
+
+def test_describe_without_the_primary_synonym_reports_default_config() -> None:
+    """Only log.retention.hours set: Kafka 4.x still says DEFAULT_CONFIG, with no synonyms."""
+    effective = LogConfig.from_properties({}, LogConfig(retention_ms=3_600_000))
+    entries = {e.name: e for e in describe_topic_configs(effective, {}, {"log.retention.hours": "1"},
+                                                         _broker_defaults())}
+    assert (entries["retention.ms"].value, entries["retention.ms"].source) == ("3600000", ConfigSource.DEFAULT_CONFIG)
+    assert entries["retention.ms"].synonyms == ()
+    assert entries["flush.ms"].is_default and entries["flush.ms"].synonyms == ()

@@ -108,7 +108,8 @@ def first_record_at_or_after(plog: PartitionLog, offset: int, timestamp: int, en
     Kafka's ``FileRecords.searchForTimestamp``: a batch whose maxTimestamp is below
     ``timestamp`` cannot hold the answer and is not decoded. The first batch normally holds
     the answer (the time index found it by its maxTimestamp), so one batch is read and
-    decoded; the scan goes on only past a batch whose matching records all lie below the log
+    decoded (a LogAppendTime batch is not even decoded: its records all carry its
+    maxTimestamp); the scan goes on only past a batch whose matching records all lie below the log
     start offset (DeleteRecords inside it) or whose header claims a larger maxTimestamp than
     its records carry (Kafka rewrites that field on append; Seaway stores batches verbatim).
     Like Kafka's, which searches the one segment the index chose, the scan stops after
@@ -125,9 +126,14 @@ def first_record_at_or_after(plog: PartitionLog, offset: int, timestamp: int, en
         header = parse_batch_header(data)
         if header.max_timestamp >= timestamp:
             start = plog.log_start_offset
-            for record in decode_batch(data)[1]:
-                if record.timestamp >= timestamp and start <= record.offset < end:
-                    return record.offset, record.timestamp
+            if header.is_log_append_time:  # every record carries the batch's time: no decoding
+                first = max(header.base_offset, start)
+                if first <= header.last_offset and first < end:
+                    return first, header.max_timestamp
+            else:
+                for record in decode_batch(data)[1]:
+                    if record.timestamp >= timestamp and start <= record.offset < end:
+                        return record.offset, record.timestamp
         offset = max(offset, header.last_offset + 1)
     return None
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,7 @@ __all__ = [
     "describe_topic_configs",
     "format_config_value",
     "parse_config_value",
+    "synonym_chain",
 ]
 
 LONG_MAX = 9223372036854775807
@@ -236,7 +237,6 @@ _DEFS: list[TopicConfigDef] = [
         _T.LIST,
         (),
         "Replicas throttled on the follower side (no effect on a single node).",
-        ("follower.replication.throttled.replicas",),
     ),
     TopicConfigDef(
         "index.interval.bytes",
@@ -251,7 +251,6 @@ _DEFS: list[TopicConfigDef] = [
         _T.LIST,
         (),
         "Replicas throttled on the leader side (no effect on a single node).",
-        ("leader.replication.throttled.replicas",),
     ),
     TopicConfigDef(
         "local.retention.bytes",
@@ -506,29 +505,57 @@ class ConfigEntry:
         return self.source is ConfigSource.DEFAULT_CONFIG
 
 
+def synonym_chain(
+    keys: Sequence[str], primary: str, broker_set: Mapping[str, str], broker_defaults: Mapping[str, str]
+) -> list[tuple[str, str | None, ConfigSource]]:
+    """Kafka's ``ConfigHelper.configSynonyms`` for the broker keys ``keys`` (strongest first).
+
+    The keys set statically, then those with a (non-null) default, each group in ``keys``'
+    order; everything before the first entry named ``primary`` is dropped (Kafka's
+    ``dropWhile(name != primary)``), so a key whose default lives in a weaker synonym
+    (``log.retention.ms`` -> ``log.retention.hours``) may end up with no synonyms at all.
+    """
+    chain: list[tuple[str, str | None, ConfigSource]] = [
+        (k, broker_set[k], ConfigSource.STATIC_BROKER_CONFIG) for k in keys if k in broker_set]
+    chain += [(k, broker_defaults[k], ConfigSource.DEFAULT_CONFIG) for k in keys if k in broker_defaults]
+    names = [synonym[0] for synonym in chain]
+    return chain[names.index(primary):] if primary in names else []
+
+
 def describe_topic_configs(
-    effective: LogConfig, overrides: Mapping[str, str], broker_set: Mapping[str, str]
+    effective: LogConfig,
+    overrides: Mapping[str, str],
+    broker_set: Mapping[str, str],
+    broker_defaults: Mapping[str, str],
 ) -> list[ConfigEntry]:
-    """Every topic config with its value and where it came from.
+    """Every topic config with its value, where it came from and its synonyms, as Kafka lists them.
 
     ``overrides`` are the topic's own configs; ``broker_set`` the broker properties set
-    explicitly (``BrokerConfig.raw``), used to tell STATIC_BROKER_CONFIG from DEFAULT_CONFIG.
+    explicitly (``BrokerConfig.raw``); ``broker_defaults`` the broker's defaults as strings,
+    for the keys whose default is not null (Kafka's ``staticDefaultConfigs``).
+
+    Kafka's ``ConfigHelper.configSynonyms``: after the topic's own value come the broker
+    synonyms set statically, then those with a default, each group in the synonyms' order,
+    and everything before the first entry naming the *primary* synonym is dropped. So
+    ``retention.ms`` lists no DEFAULT_CONFIG synonym (``log.retention.ms`` has no default;
+    ``log.retention.hours=168`` is dropped), and when only ``log.retention.hours`` is set
+    the config still reports DEFAULT_CONFIG with no synonyms, as Kafka 4.x does. Configs
+    without a broker synonym (the throttled-replica lists, ``remote.storage.enable``) list
+    none.
     """
     entries = []
     for name, definition in TOPIC_CONFIG_DEFS.items():
+        value = format_config_value(effective.value_of(name))
         synonyms: list[tuple[str, str | None, ConfigSource]] = []
         if name in overrides:
-            synonyms.append((name, overrides[name], ConfigSource.TOPIC_CONFIG))
-        for broker_key in definition.synonyms:
-            if broker_key in broker_set:
-                synonyms.append((broker_key, broker_set[broker_key], ConfigSource.STATIC_BROKER_CONFIG))
-        default_key = definition.synonyms[0] if definition.synonyms else name
-        synonyms.append((default_key, format_config_value(definition.default), ConfigSource.DEFAULT_CONFIG))
+            synonyms.append((name, value, ConfigSource.TOPIC_CONFIG))
+        if definition.synonyms:
+            synonyms += synonym_chain(definition.synonyms, definition.synonyms[0], broker_set, broker_defaults)
         entries.append(
             ConfigEntry(
                 name=name,
-                value=format_config_value(effective.value_of(name)),
-                source=synonyms[0][2],
+                value=value,
+                source=synonyms[0][2] if synonyms else ConfigSource.DEFAULT_CONFIG,
                 type=definition.type,
                 doc=definition.doc,
                 read_only=definition.read_only,
