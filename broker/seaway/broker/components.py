@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from seaway.broker import coordinator, producer
 from seaway.broker.context import BrokerContext
+from seaway.broker.coordinator import txn
 from seaway.broker.log import cleaner
 
 __all__ = ["install"]
@@ -19,4 +20,5 @@ def install(context: BrokerContext) -> None:
     coordinator.install(context)
     producer.install(context)
     cleaner.install(context)
+    txn.install(context)  # after the three above: it wires itself to each
     return None

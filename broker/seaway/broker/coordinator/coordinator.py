@@ -169,15 +169,23 @@ class GroupCoordinator:
 
     def _install_loaded(self, state: LoadedState) -> None:
         now = now_ms()
-        for group_id in state.groups.keys() | state.offsets.keys():
+        pending_groups = {g for groups in state.pending.values() for g in groups}
+        for group_id in state.groups.keys() | state.offsets.keys() | pending_groups:
             group = Group(group_id, now)
             value = state.groups.get(group_id)
             if value is not None:
                 self._restore_group(group, value)
-            for tp, v in state.offsets.get(group_id, {}).items():
+            for tp, (v, at) in state.offsets.get(group_id, {}).items():
                 group.offsets[tp] = CommittedOffset(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp,
-                                                    v.expire_timestamp)
+                                                    v.expire_timestamp, at)
             self.groups[group_id] = group
+        for producer_id, groups in state.pending.items():
+            for group_id, offsets in groups.items():
+                if offsets:
+                    self.groups[group_id].pending_txn_offsets[producer_id] = {
+                        tp: CommittedOffset(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp,
+                                            v.expire_timestamp, at)
+                        for tp, (v, at) in offsets.items()}
 
     def _restore_group(self, group: Group, value: GroupMetadataValue) -> None:
         group.protocol_type = value.protocol_type or None

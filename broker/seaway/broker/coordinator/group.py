@@ -77,6 +77,9 @@ class CommittedOffset:
     metadata: str
     commit_timestamp: int
     expire_timestamp: int = -1
+    record_offset: int = -1
+    """Base offset of the __consumer_offsets batch that holds it: of a regular and a
+    transactional commit of one partition, the later-written one wins (Kafka's ``olderThan``)."""
 
 
 @dataclass(eq=False, slots=True)
@@ -155,6 +158,9 @@ class Group:
     pending_members: dict[str, asyncio.TimerHandle] = field(default_factory=dict)
     pending_sync: set[str] = field(default_factory=set)
     offsets: dict[tuple[str, int], CommittedOffset] = field(default_factory=dict)
+    pending_txn_offsets: dict[int, dict[tuple[str, int], CommittedOffset]] = field(default_factory=dict)
+    """Producer id -> offsets it committed in its open transaction (TxnOffsetCommit): not
+    visible to OffsetFetch until the commit marker, dropped by an abort."""
     new_member_added: bool = False
     join_timer: asyncio.TimerHandle | None = None
     join_timer_initial: bool = False

@@ -56,6 +56,7 @@ __all__ = [
     "expire_offsets",
     "expire_offsets_forever",
     "fetch_offsets",
+    "unstable_partitions",
 ]
 
 log = logging.getLogger("seaway.broker.coordinator")
@@ -116,13 +117,15 @@ def commit_offsets(coord: GroupCoordinator, group_id: str, generation_id: int, m
             for (t, p), c in accepted.items()
         ]
         try:
-            coord.store.write(group_id, entries, now)
+            at = coord.store.write(group_id, entries, now)
         except (KafkaProtocolError, OSError) as exc:
             code = _storage_error(exc)
             log.error("could not store offsets of group %s: %s", group_id, exc)
             return {tp: (code if tp in accepted else err) for tp, err in errors.items()}
         if group_id not in coord.groups:
             coord.groups[group_id] = group
+        for committed in accepted.values():
+            committed.record_offset = at
         group.offsets.update(accepted)
     return errors
 
@@ -145,6 +148,15 @@ def fetch_offsets(coord: GroupCoordinator, group_id: str, partitions: list[Topic
     if partitions is None:
         return sorted(stored.items())
     return [(tp, stored.get(tp)) for tp in partitions]
+
+
+def unstable_partitions(coord: GroupCoordinator, group_id: str) -> set[TopicPartition]:
+    """Partitions with offsets committed in a still open transaction (OffsetFetch's
+    ``require_stable`` answers UNSTABLE_OFFSET_COMMIT for them, KIP-447)."""
+    group = coord.groups.get(group_id)
+    if group is None:
+        return set()
+    return {tp for offsets in group.pending_txn_offsets.values() for tp in offsets}
 
 
 def subscribed_topics(group: Group) -> set[str] | None:
@@ -194,7 +206,8 @@ def cleanup_group(coord: GroupCoordinator, group: Group, removed: Iterable[Topic
     """Tombstone ``removed`` offsets; an empty group left without offsets dies (Kafka's cleanupGroupMetadata)."""
     gid = group.group_id
     entries: list[tuple[bytes, bytes | None]] = [(encode_offset_commit_key(gid, t, p), None) for t, p in removed]
-    dead = group.is_(GroupState.EMPTY) and not (group.offsets.keys() - {tp for tp in removed})
+    dead = (group.is_(GroupState.EMPTY) and not group.pending_txn_offsets
+            and not (group.offsets.keys() - {tp for tp in removed}))
     if dead:
         entries.append((encode_group_metadata_key(gid), None))
     try:
@@ -234,7 +247,8 @@ def expire_offsets(coord: GroupCoordinator, now: int | None = None) -> int:
     removed = 0
     for group in list(coord.groups.values()):
         expired = _expired(group, when, coord.settings.offsets_retention_ms)
-        idle = group.is_(GroupState.EMPTY) and not group.offsets and not group.pending_members
+        idle = (group.is_(GroupState.EMPTY) and not group.offsets and not group.pending_members
+                and not group.pending_txn_offsets)
         if expired or idle:
             cleanup_group(coord, group, expired)
             removed += len(expired)

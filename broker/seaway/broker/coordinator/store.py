@@ -6,6 +6,12 @@ a write is one uncompressed batch appended to the group's partition, which retur
 the bytes are in the page cache, as every produce with acks=all does here. Later records
 win, null values delete: exactly what compaction keeps, so replaying a compacted log gives
 the same state as replaying the full one.
+
+Transactional offset commits (TxnOffsetCommit) are batches with the transactional bit and
+the producer's id: replay keeps them aside per producer until that producer's end marker
+in the same partition commits them (a commit written later than an offset's current one
+replaces it) or aborts them; what is left at the end belongs to open transactions, exactly
+as Kafka's ``loadGroupsAndOffsets`` does.
 """
 
 from __future__ import annotations
@@ -25,8 +31,8 @@ from seaway.broker.coordinator.offsets_topic import (
     partition_for,
 )
 from seaway.protocol.errors import CoordinatorNotAvailableError, TopicAlreadyExistsError
-from seaway.protocol.record_batch import CorruptBatchError
-from seaway.protocol.records import Record, build_batch, iter_batches
+from seaway.protocol.record_batch import BatchHeader, CorruptBatchError
+from seaway.protocol.records import ControlType, Record, build_batch, control_type, iter_batches
 
 __all__ = ["OFFSETS_TOPIC", "LoadedState", "OffsetsStore"]
 
@@ -36,12 +42,18 @@ OFFSETS_TOPIC = "__consumer_offsets"
 _READ_CHUNK = 1 << 20
 
 
+Stored = tuple[OffsetCommitValue, int]
+"""An offset as replay found it, with the base offset of its batch."""
+
+
 @dataclass
 class LoadedState:
     """The latest value of every live key, as replay found it."""
 
-    offsets: dict[str, dict[tuple[str, int], OffsetCommitValue]] = field(default_factory=dict)
+    offsets: dict[str, dict[tuple[str, int], Stored]] = field(default_factory=dict)
     groups: dict[str, GroupMetadataValue] = field(default_factory=dict)
+    pending: dict[int, dict[str, dict[tuple[str, int], Stored]]] = field(default_factory=dict)
+    """Producer id -> group -> offsets of transactions still open at the end of the log."""
     records: int = 0
     skipped: int = 0
 
@@ -88,6 +100,7 @@ class OffsetsStore:
             if plog is None:
                 continue
             offset = plog.log_start_offset
+            pending: dict[int, dict[str, dict[tuple[str, int], Stored]]] = {}
             while offset < plog.log_end_offset:
                 region = plog.read(offset, _READ_CHUNK)
                 if region is None or len(region) == 0:
@@ -97,17 +110,42 @@ class OffsetsStore:
                     for header, records in iter_batches(data):
                         offset = header.next_offset
                         if header.is_control:
+                            self._apply_marker(state, pending, header, records)
                             continue
+                        txn = pending.setdefault(header.producer_id, {}) if header.is_transactional else None
                         for record in records:
-                            self._apply(state, record)
+                            self._apply(state, record, header.base_offset, txn)
                 except CorruptBatchError as exc:
                     log.error("%s-%d: unreadable batch at offset %d (%s); skipping the rest",
                               OFFSETS_TOPIC, partition, offset, exc)
                     break
+            for producer_id, groups in pending.items():
+                state.pending.setdefault(producer_id, {}).update(groups)
         return state
 
     @staticmethod
-    def _apply(state: LoadedState, record: Record) -> None:
+    def _apply_marker(state: LoadedState, pending: dict[int, dict[str, dict[tuple[str, int], Stored]]],
+                      header: BatchHeader, records: list[Record]) -> None:
+        """An end marker: the producer's pending offsets become committed, or are dropped."""
+        groups = pending.pop(header.producer_id, None)
+        if not groups or not records:
+            return
+        try:
+            commit = control_type(records[0]) == ControlType.COMMIT
+        except CorruptBatchError:
+            return
+        if not commit:
+            return
+        for group, offsets in groups.items():
+            committed = state.offsets.setdefault(group, {})
+            for tp, stored in offsets.items():
+                current = committed.get(tp)
+                if current is None or current[1] < stored[1]:
+                    committed[tp] = stored
+
+    @staticmethod
+    def _apply(state: LoadedState, record: Record, batch_offset: int = -1,
+               txn: dict[str, dict[tuple[str, int], Stored]] | None = None) -> None:
         state.records += 1
         if record.key is None:
             state.skipped += 1
@@ -116,11 +154,13 @@ class OffsetsStore:
             kind, group, topic, partition = decode_key(record.key)
             if kind == "offset":
                 assert topic is not None
-                group_offsets = state.offsets.setdefault(group, {})
+                group_offsets = (txn if txn is not None else state.offsets).setdefault(group, {})
                 if record.value is None:
                     group_offsets.pop((topic, partition), None)
                 else:
-                    group_offsets[(topic, partition)] = decode_offset_commit(record.value)
+                    group_offsets[(topic, partition)] = (decode_offset_commit(record.value), batch_offset)
+            elif txn is not None:
+                state.skipped += 1  # group metadata is never written transactionally
             elif record.value is None:
                 state.groups.pop(group, None)
             else:
@@ -129,18 +169,19 @@ class OffsetsStore:
             state.skipped += 1
             log.warning("skipping a record of %s at offset %d: %s", OFFSETS_TOPIC, record.offset, exc)
 
-    def write(self, group_id: str, entries: Sequence[tuple[bytes, bytes | None]], now_ms: int) -> None:
-        """Append (key, value-or-tombstone) records for one group as a single batch.
+    def write(self, group_id: str, entries: Sequence[tuple[bytes, bytes | None]], now_ms: int) -> int:
+        """Append (key, value-or-tombstone) records for one group as a single batch; its base offset.
 
         Raises a KafkaProtocolError (or OSError) when the append fails; nothing is then
         applied to memory by the caller.
         """
         if not entries:
-            return
+            return -1
         partition = self.partition_for(group_id)
         plog = self._broker.logs.get_log(OFFSETS_TOPIC, partition)
         if plog is None:
             raise CoordinatorNotAvailableError(f"{OFFSETS_TOPIC}-{partition} does not exist")
         records = [Record(i, now_ms, key, value) for i, (key, value) in enumerate(entries)]
-        plog.append(build_batch(records), now_ms=now_ms)
+        base = plog.append(build_batch(records), now_ms=now_ms).base_offset
         self._broker.waiters.notify(OFFSETS_TOPIC, partition)
+        return base

@@ -96,7 +96,7 @@ def _read_all(broker: BrokerContext, request: FetchRequest, denied: frozenset[st
                     last_stable_offset=lso if lso >= 0 else plog.last_stable_offset,
                     log_start_offset=plog.log_start_offset,
                     aborted_transactions=None if aborted is None else [
-                        AbortedTransaction(producer_id=pid, first_offset=first) for pid, first in aborted],
+                        AbortedTransaction(pid, first) for pid, first in aborted],
                     records=region if size else b"",
                 )
             )

@@ -30,6 +30,12 @@ complete log, at worst partly cleaned, and the next cleaning starts over from th
 checkpoint. Delete horizons of retained tombstones are remembered in memory; after a
 restart one header-only scan per log finds them again.
 
+Transactions: the dirty section also ends before the segment holding the log's last stable
+offset (Kafka's ``firstUnstableOffset`` bound), so only ended transactions are cleaned;
+aborted data and markers no longer needed go (:mod:`.cleaner_rewrite`). Until the
+transaction coordinator has recovered at start (and with it every log's LSO) nothing is
+cleaned (:attr:`LogCleaner.transactions_ready`).
+
 Deviations: one cleaner thread whatever ``log.cleaner.threads`` says (0 disables it, as
 does ``log.cleaner.enable=false``); ``log.cleaner.io.max.bytes.per.second`` is not applied.
 """
@@ -41,6 +47,7 @@ import itertools
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -157,6 +164,9 @@ class LogCleaner:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
+        self.transactions_ready: Callable[[], bool] = lambda: True
+        """False while every log's last stable offset is not known yet (set by the
+        transaction coordinator, which knows when it has recovered)."""
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -237,6 +247,9 @@ class LogCleaner:
         start, end = plog.log_start_offset, plog.log_end_offset
         first_dirty = state.first_dirty if start <= state.first_dirty <= end else start
         first_uncleanable = segments[-1].base_offset
+        stable = plog.last_stable_offset
+        if stable < first_uncleanable:  # the segment holding the LSO is not cleaned (nor any later)
+            first_uncleanable = max((s.base_offset for s in segments if s.base_offset <= stable), default=start)
         clean_bytes = dirty_bytes = 0
         earliest: int | None = None
         for segment, following in itertools.pairwise(segments):
@@ -244,6 +257,8 @@ class LogCleaner:
                 if following.base_offset > start:
                     clean_bytes += segment.size
                 continue
+            if segment.base_offset >= first_uncleanable:
+                break
             if config.min_compaction_lag_ms > 0 and segment.largest_timestamp > now_ms - config.min_compaction_lag_ms:
                 first_uncleanable = segment.base_offset
                 break
@@ -268,6 +283,8 @@ class LogCleaner:
     def clean_once(self, now_ms: int | None = None) -> CleanStats | None:
         """Clean the filthiest cleanable log, if any; returns what was done."""
         with self._lock:
+            if not self.transactions_ready():
+                return None
             now = _now_ms() if now_ms is None else now_ms
             for dirty in self.dirty_logs(now):
                 if not dirty.cleanable:
@@ -326,14 +343,15 @@ class LogCleaner:
         stats = CleanStats()
         end = dirty.first_dirty
         offsets: dict[bytes, int] = {}
+        aborted = plog.aborted_txns(plog.log_start_offset, dirty.first_uncleanable)
         if dirty_segments:
             offsets, count, stats.bytes_read = build_offset_map(
-                dirty_segments, dirty.first_dirty, self.settings.dedupe_buffer_bytes, stop
+                dirty_segments, dirty.first_dirty, self.settings.dedupe_buffer_bytes, stop, aborted
             )
             last = dirty_segments[count - 1]
             following = [s for s in all_segments if s.base_offset > last.base_offset]
             end = following[0].base_offset if following else last.next_offset
-        rules = Rules(offsets, now_ms, plog.config, lambda: _producer_last_batches(plog.segments()))
+        rules = Rules(offsets, now_ms, plog.config, lambda: _producer_last_batches(plog.segments()), aborted)
         to_clean = [s for s in segments if s.base_offset < end]
         for group in group_by_size(to_clean, plog.config.segment_bytes):
             cleaned, changed = rewrite_group(plog, group, rules, stats, stop)
@@ -352,8 +370,8 @@ class LogCleaner:
         state.first_dirty = end
         state.next_delete_horizon_ms = stats.next_delete_horizon_ms
         log.info(
-            "cleaned %s-%d up to offset %d in %.0f ms: %d records kept of %d, %d tombstones dropped, "
-            "%d segments -> %d, %d -> %d bytes",
+            "cleaned %s-%d up to offset %d in %.0f ms: %d records kept of %d, %d tombstones, %d aborted "
+            "batches and %d markers dropped, %d segments -> %d, %d -> %d bytes",
             plog.topic,
             plog.partition,
             end,
@@ -361,6 +379,8 @@ class LogCleaner:
             stats.records_retained,
             stats.records_read,
             stats.tombstones_dropped,
+            stats.aborted_batches_dropped,
+            stats.markers_dropped,
             stats.segments_in,
             stats.segments_out,
             sum(s.size for s in to_clean),
@@ -388,11 +408,12 @@ def _scan_delete_horizons(segments: list[Segment]) -> int | None:
 
 
 def _producer_last_batches(segments: list[Segment]) -> dict[int, int]:
-    """Producer id -> base offset of its newest batch anywhere in the log (headers only)."""
+    """Producer id -> base offset of its newest data batch anywhere in the log (headers only;
+    markers are not data, as Kafka's ``lastDataOffset``)."""
     last: dict[int, int] = {}
     for segment in segments:
         for header in segment.headers():
-            if header.producer_id >= 0:
+            if header.producer_id >= 0 and not header.is_control:
                 last[header.producer_id] = header.base_offset
     return last
 

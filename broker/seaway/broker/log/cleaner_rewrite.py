@@ -20,11 +20,21 @@ producer's sequence survives a rebuild of producer state from the log (as in Kaf
 Tombstones follow KIP-534: the first time a batch holding tombstones is rewritten, its
 delete horizon (``now + delete.retention.ms``) is stamped into it (attribute bit 6, base
 timestamp = horizon); a later cleaning after the horizon drops the tombstones.
+
+Transactions, as Kafka's ``CleanedTransactionMetadata`` (the cleaning never reaches past
+the last stable offset, so every transaction it sees has ended): batches of aborted
+transactions (known from the ``.txnindex`` entries overlapping the cleaned range) are
+dropped whole, and their keys never enter the offset map, so an aborted write never
+shadows a committed one. An abort marker is kept while this pass still saw data of its
+transaction (and its index entry moves to the cleaned segment); a commit marker while
+this pass saw data of its transaction. A marker no longer needed is treated like a
+tombstone: stamped with a delete horizon first, removed by a cleaning after it.
 """
 
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -32,14 +42,16 @@ from seaway.broker.log.config import LogConfig
 from seaway.broker.log.partition_log import PartitionLog
 from seaway.broker.log.recovery import CLEANED_SUFFIX
 from seaway.broker.log.segment import Segment, SegmentFile
+from seaway.broker.log.txn_index import AbortedTxn
 from seaway.protocol.record_batch import BatchHeader, CorruptBatchError, parse_batch_header
-from seaway.protocol.records import Record, build_batch, decode_batch
+from seaway.protocol.records import ControlType, Record, build_batch, control_type, decode_batch
 
 __all__ = [
     "CleanAborted",
     "CleanStats",
     "OffsetMap",
     "Rules",
+    "TxnTracker",
     "build_offset_map",
     "group_by_size",
     "iter_batches",
@@ -68,6 +80,8 @@ class CleanStats:
     records_read: int = 0
     records_retained: int = 0
     tombstones_dropped: int = 0
+    aborted_batches_dropped: int = 0
+    markers_dropped: int = 0
     segments_in: int = 0
     segments_out: int = 0
     next_delete_horizon_ms: int | None = None
@@ -100,16 +114,73 @@ def iter_batches(segment: Segment) -> Iterator[tuple[BatchHeader, memoryview]]:
         pos += header.size
 
 
+class TxnTracker:
+    """Which transactions a pass over the log is inside of (Kafka's ``CleanedTransactionMetadata``).
+
+    Fed every batch in offset order; ``aborted`` are the aborted transactions overlapping
+    the pass (from the ``.txnindex`` files), each becoming "open" at its first offset.
+    """
+
+    def __init__(self, aborted: Sequence[AbortedTxn]) -> None:
+        self._aborted = deque(sorted(aborted, key=lambda t: t.first_offset))
+        self._open_aborted: dict[int, tuple[AbortedTxn, bool]] = {}
+        """producer id -> (its aborted transaction, whether this pass saw data of it)."""
+        self._open_committed: set[int] = set()
+
+    def _reach(self, offset: int) -> None:
+        while self._aborted and self._aborted[0].first_offset <= offset:
+            txn = self._aborted.popleft()
+            self._open_aborted[txn.producer_id] = (txn, False)
+
+    def is_aborted_data(self, header: BatchHeader) -> bool:
+        """Whether a data batch belongs to an aborted transaction (then it is dropped)."""
+        self._reach(header.last_offset)
+        if not header.is_transactional:
+            return False
+        found = self._open_aborted.get(header.producer_id)
+        if found is not None:
+            self._open_aborted[header.producer_id] = (found[0], True)
+            return True
+        self._open_committed.add(header.producer_id)
+        return False
+
+    def on_marker(self, header: BatchHeader, abort: bool) -> tuple[bool, AbortedTxn | None]:
+        """(the marker may go, the index entry to keep with it) for an end marker."""
+        self._reach(header.last_offset)
+        if abort:
+            found = self._open_aborted.pop(header.producer_id, None)
+            if found is not None and found[1]:
+                return False, found[0]
+            return True, None
+        if header.producer_id in self._open_committed:
+            self._open_committed.discard(header.producer_id)
+            return False, None
+        return True, None
+
+
+def _marker_is_abort(raw: memoryview) -> bool | None:
+    """True for an abort marker, False for a commit, None for an empty control batch."""
+    _, records = decode_batch(raw, verify_crc=False)
+    if not records:
+        return None
+    return control_type(records[0]) == ControlType.ABORT
+
+
 def build_offset_map(
-    segments: Sequence[Segment], first_dirty: int, max_bytes: int, stop: Callable[[], bool]
+    segments: Sequence[Segment],
+    first_dirty: int,
+    max_bytes: int,
+    stop: Callable[[], bool],
+    aborted: Sequence[AbortedTxn] = (),
 ) -> tuple[OffsetMap, int, int]:
     """Map the dirty ``segments`` (oldest first, closed); returns ``(map, count, bytes read)``.
 
     ``count`` segments were mapped: at least one, more while the map's estimated size
-    stays within ``max_bytes``.
+    stays within ``max_bytes``. Records of ``aborted`` transactions are not mapped.
     """
     offsets: OffsetMap = {}
     used = read = count = 0
+    tracker = TxnTracker(aborted)
     for segment in segments:
         if count and used > max_bytes:
             break
@@ -117,7 +188,12 @@ def build_offset_map(
             if stop():
                 raise CleanAborted("cleaner stopping")
             read += header.size
-            if header.is_control or header.last_offset < first_dirty:
+            if header.is_control:
+                abort = _marker_is_abort(raw)
+                if abort is not None:
+                    tracker.on_marker(header, abort)
+                continue
+            if tracker.is_aborted_data(header) or header.last_offset < first_dirty:
                 continue
             for record in decode_batch(raw)[1]:
                 key = record.key
@@ -147,13 +223,21 @@ class Rules:
     """The retention rules of one cleaning (see the module docstring)."""
 
     def __init__(
-        self, offsets: OffsetMap, now_ms: int, config: LogConfig, producer_last_batches: Callable[[], dict[int, int]]
+        self,
+        offsets: OffsetMap,
+        now_ms: int,
+        config: LogConfig,
+        producer_last_batches: Callable[[], dict[int, int]],
+        aborted: Sequence[AbortedTxn] = (),
     ) -> None:
         self.offsets = offsets
         self.now_ms = now_ms
         self.config = config
         self._scan_last_batches = producer_last_batches
         self._last_batches: dict[int, int] | None = None
+        self.transactions = TxnTracker(aborted)
+        self.kept_txn_entries: list[AbortedTxn] = []
+        """Index entries of abort markers kept by the group being rewritten."""
 
     def is_last_batch_of_producer(self, header: BatchHeader) -> bool:
         """Whether ``header`` is its producer's newest batch in the log (scanned on first use)."""
@@ -169,7 +253,11 @@ def _filter_batch(
 ) -> bytes | memoryview | None:
     """The batch to write for ``raw`` (itself when unchanged), or None to drop it."""
     if header.is_control:
-        return raw
+        return _filter_marker(header, raw, rules, stats)
+    if rules.transactions.is_aborted_data(header):
+        stats.aborted_batches_dropped += 1
+        stats.records_read += header.record_count
+        return _emptied(header, rules, keep_epoch_only=True)
     _, records = decode_batch(raw, verify_crc=False)
     stats.records_read += len(records)
     horizon = header.base_timestamp if header.has_delete_horizon else None
@@ -194,9 +282,8 @@ def _filter_batch(
         stats.next_delete_horizon_ms = horizon if nxt is None else min(nxt, horizon)
     if len(kept) == len(records) and (not has_tombstone or header.has_delete_horizon):
         return raw
-    if not kept and not rules.is_last_batch_of_producer(header):
-        return None
-    # An emptied batch kept for its producer carries its max timestamp as base timestamp.
+    if not kept:
+        return _emptied(header, rules)
     return build_batch(
         kept,
         base_offset=header.base_offset,
@@ -207,11 +294,72 @@ def _filter_batch(
         base_sequence=header.base_sequence,
         is_transactional=header.is_transactional,
         partition_leader_epoch=header.partition_leader_epoch,
-        base_timestamp=None if kept else header.max_timestamp,
-        max_timestamp=header.max_timestamp if header.is_log_append_time or not kept else None,
+        max_timestamp=header.max_timestamp if header.is_log_append_time else None,
         last_offset_delta=header.last_offset_delta,
-        delete_horizon_ms=horizon if kept and has_tombstone else None,
+        delete_horizon_ms=horizon if has_tombstone else None,
     )
+
+
+def _emptied(header: BatchHeader, rules: Rules, *, keep_epoch_only: bool = False) -> bytes | None:
+    """Nothing of the batch survives: None, or the header-only batch kept when it is its
+    producer's last (its sequence and epoch must survive a rebuild of producer state).
+
+    The emptied batch carries its max timestamp as base timestamp; an aborted batch kept
+    this way loses its transactional bit (it no longer opens a transaction on replay).
+    """
+    if not rules.is_last_batch_of_producer(header):
+        return None
+    return build_batch(
+        [],
+        base_offset=header.base_offset,
+        timestamp_type=1 if header.is_log_append_time else 0,
+        producer_id=header.producer_id,
+        producer_epoch=header.producer_epoch,
+        base_sequence=header.base_sequence,
+        is_transactional=header.is_transactional and not keep_epoch_only,
+        partition_leader_epoch=header.partition_leader_epoch,
+        base_timestamp=header.max_timestamp,
+        max_timestamp=header.max_timestamp,
+        last_offset_delta=header.last_offset_delta,
+    )
+
+
+def _filter_marker(header: BatchHeader, raw: memoryview, rules: Rules, stats: CleanStats) -> bytes | memoryview | None:
+    """An end marker: kept while needed, then stamped with a delete horizon, then dropped."""
+    abort = _marker_is_abort(raw)
+    if abort is None:
+        return raw  # an emptied control batch: nothing to decide
+    can_go, entry = rules.transactions.on_marker(header, abort)
+    if entry is not None:
+        rules.kept_txn_entries.append(entry)
+    if not can_go:
+        return raw
+    if header.has_delete_horizon:
+        if rules.now_ms >= header.base_timestamp:
+            stats.markers_dropped += 1
+            return None
+        horizon = header.base_timestamp
+        stamped: bytes | memoryview = raw
+    else:
+        horizon = rules.now_ms + rules.config.delete_retention_ms
+        _, records = decode_batch(raw, verify_crc=False)
+        stamped = build_batch(
+            records,
+            base_offset=header.base_offset,
+            timestamp_type=1 if header.is_log_append_time else 0,
+            producer_id=header.producer_id,
+            producer_epoch=header.producer_epoch,
+            base_sequence=header.base_sequence,
+            is_transactional=header.is_transactional,
+            is_control=True,
+            partition_leader_epoch=header.partition_leader_epoch,
+            max_timestamp=header.max_timestamp,
+            last_offset_delta=header.last_offset_delta,
+            delete_horizon_ms=horizon,
+        )
+    nxt = stats.next_delete_horizon_ms
+    stats.next_delete_horizon_ms = horizon if nxt is None else min(nxt, horizon)
+    return stamped
 
 
 def rewrite_group(
@@ -256,6 +404,9 @@ def rewrite_group(
         if pending:
             cleaned.append(pending, headers, config.index_interval_bytes)
             stats.bytes_written += len(pending)
+        for entry in rules.kept_txn_entries:
+            cleaned.txn_index.append(entry)
+        rules.kept_txn_entries.clear()
         cleaned.on_become_inactive()
         cleaned.flush()
         last = group[-1].log_path

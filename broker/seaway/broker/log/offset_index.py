@@ -28,7 +28,7 @@ import os
 import struct
 import sys
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from pathlib import Path
 
 from seaway.errors import SeawayError
@@ -189,6 +189,12 @@ class OffsetIndex(IndexFile):
         """Position of the last indexed batch ending at or before ``offset`` (0 when none)."""
         i = bisect_right(self._offsets, offset - self.base_offset) - 1
         return self.positions[i] if i >= 0 else 0
+
+    def last_offset_from(self, position: int) -> int | None:
+        """The last offset of the first indexed batch starting at or after ``position``
+        (None when none is indexed there): every batch before ``position`` ends below it."""
+        i = bisect_left(self.positions, position)
+        return self.base_offset + self._offsets[i] if i < len(self.positions) else None
 
     def floor_position(self, position: int) -> int:
         """The largest indexed batch start at or before ``position`` (0 when none)."""

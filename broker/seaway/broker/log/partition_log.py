@@ -40,6 +40,7 @@ from seaway.broker.log.recovery import (
 )
 from seaway.broker.log.retention import segments_to_delete
 from seaway.broker.log.segment import Segment, SegmentFile, segment_file_name
+from seaway.broker.log.txn_index import AbortedTxn
 from seaway.broker.log.validation import plain_batch, validate_batches
 from seaway.protocol.errors import (
     InvalidRecordError,
@@ -145,6 +146,7 @@ class PartitionLog:
         if segments:
             segments[-1].preallocate = True  # the active segment (see Segment._preallocate)
         self._log_start_offset = log_start_offset
+        self._txn_segments = [s for s in segments if len(s.txn_index)]
         self._persisted_log_start_offset = log_start_offset
         self._recovery_point = recovery_point
         self._lock = threading.Lock()
@@ -158,6 +160,9 @@ class PartitionLog:
         """``config.compacts``, cached for the produce path (kept in step by update_config)."""
         self.on_flush_needed: Callable[[PartitionLog], None] | None = None
         """Called from ``append`` when ``flush.messages`` is reached, so a worker can flush."""
+        self.first_unstable_offset: int | None = None
+        """First offset of the oldest open transaction (None: none), kept by the producer
+        state (:mod:`seaway.broker.producer`), which alone sees transactions start and end."""
 
     # -- opening -------------------------------------------------------------------------
 
@@ -237,6 +242,16 @@ class PartitionLog:
     def log_end_offset(self) -> int:
         """The next offset to assign (also the high watermark on a single node)."""
         return self._segments[-1].next_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """Kafka's LSO: read_committed consumers read below it (the high watermark when no
+        transaction is open; at least the log start offset)."""
+        end = self._segments[-1].next_offset
+        first = self.first_unstable_offset
+        if first is None or first >= end:
+            return end
+        return first if first > self._log_start_offset else self._log_start_offset
 
     @property
     def size_bytes(self) -> int:
@@ -436,35 +451,113 @@ class PartitionLog:
 
     # -- read ----------------------------------------------------------------------------
 
-    def read(self, offset: int, max_bytes: int, *, min_one_batch: bool = True) -> FileRegion | None:
+    def read(
+        self, offset: int, max_bytes: int, *, min_one_batch: bool = True, max_offset: int | None = None
+    ) -> FileRegion | None:
         """Whole batches from the one holding ``offset``, up to ``max_bytes`` (see KIP-74).
 
-        None when ``offset`` is the log end offset; an empty region when the first batch
-        exceeds ``max_bytes`` and ``min_one_batch`` is false. Stays within one segment.
+        None when ``offset`` is the log end offset (or at/after ``max_offset``); an empty
+        region when the first batch exceeds ``max_bytes`` and ``min_one_batch`` is false.
+        Stays within one segment. ``max_offset`` (a read_committed fetch passes the last
+        stable offset, always a batch boundary) ends the read before the batch holding it.
         """
         with self._lock:
-            self._check_open()
-            end_offset = self.log_end_offset
-            if offset < self._log_start_offset or offset > end_offset:
-                raise OffsetOutOfRangeError(
-                    f"offset {offset} is outside [{self._log_start_offset}, {end_offset}] of "
-                    f"{self.topic}-{self.partition}"
-                )
-            if offset == end_offset:
+            found = self._read_locked(offset, max_bytes, min_one_batch, max_offset)
+        return found[0] if found is not None else None
+
+    def read_committed(
+        self, offset: int, max_bytes: int, *, min_one_batch: bool = True
+    ) -> tuple[FileRegion | None, int, list[tuple[int, int]]]:
+        """A read_committed fetch: (region below the LSO, the LSO, aborted transactions).
+
+        The aborted transactions are (producer id, first offset) of those overlapping the
+        region, as Kafka's ``collectAbortedTransactions`` finds them in the ``.txnindex``
+        files: only segments that have entries are looked at, so a fetch far from the head
+        costs no more than one at the head. The upper bound is tighter than Kafka's (the end
+        of the region's segment): the first indexed offset after the region, so a fetch
+        lists the aborted transactions its records may belong to, not every later one.
+        """
+        with self._lock:
+            lso = self.last_stable_offset
+            found = self._read_locked(offset, max_bytes, min_one_batch, lso)
+            if found is None or not self._txn_segments:
+                return (found[0] if found else None), lso, []
+            region, index = found
+            segment = self._segments[index]
+            after = segment.offset_index.last_offset_from(region.position + region.length)
+            upper = min(lso, after + 1 if after is not None else segment.next_offset)
+            txn_segments = [s for s in self._txn_segments if s.next_offset > offset]
+        aborted: list[tuple[int, int]] = []
+        for segment in txn_segments:
+            entries, complete = segment.txn_index.collect(offset, upper)
+            aborted.extend(entries)
+            if complete:
+                break
+        return region, lso, aborted
+
+    def _read_locked(
+        self, offset: int, max_bytes: int, min_one_batch: bool, max_offset: int | None
+    ) -> tuple[FileRegion, int] | None:
+        """:meth:`read` under the lock: the region and the index of its segment."""
+        self._check_open()
+        end_offset = self.log_end_offset
+        if offset < self._log_start_offset or offset > end_offset:
+            raise OffsetOutOfRangeError(
+                f"offset {offset} is outside [{self._log_start_offset}, {end_offset}] of "
+                f"{self.topic}-{self.partition}"
+            )
+        if max_offset is not None and max_offset < end_offset:
+            if offset >= max_offset:
                 return None
-            try:
-                for segment in self._segments[max(0, bisect_right(self._bases, offset) - 1) :]:
-                    header = segment.find_batch(offset, segment.size)
-                    if header is None:
-                        continue
-                    end = segment.read_end(header.position, max_bytes, segment.size)
-                    if end == header.position and min_one_batch:
-                        end = header.position + header.size
-                    assert segment.file is not None
-                    return FileRegion(segment.file, header.position, end - header.position)
-            except ValueError as exc:
-                raise KafkaStorageError(f"{self.topic}-{self.partition}: {exc}") from exc
+        else:
+            max_offset = None
+        if offset == end_offset:
+            return None
+        try:
+            first = max(0, bisect_right(self._bases, offset) - 1)
+            for index in range(first, len(self._segments)):
+                segment = self._segments[index]
+                header = segment.find_batch(offset, segment.size)
+                if header is None:
+                    continue
+                limit = segment.size
+                if max_offset is not None and max_offset < segment.next_offset:
+                    stop = segment.find_batch(max_offset, segment.size)
+                    if stop is not None:
+                        limit = stop.position
+                    if limit <= header.position:
+                        return None
+                end = segment.read_end(header.position, max_bytes, limit)
+                if end == header.position and min_one_batch:
+                    end = header.position + header.size
+                assert segment.file is not None
+                return FileRegion(segment.file, header.position, end - header.position), index
+        except ValueError as exc:
+            raise KafkaStorageError(f"{self.topic}-{self.partition}: {exc}") from exc
         return None
+
+    def add_aborted_txn(self, txn: AbortedTxn) -> None:
+        """Index an aborted transaction in the segment holding its marker (``txn.last_offset``).
+
+        Called by the producer state right after the abort marker's append, or when a
+        restart's replay finds a marker whose entry a crash lost (then it may be older).
+        """
+        with self._lock:
+            segment = self._segments[max(0, bisect_right(self._bases, txn.last_offset) - 1)]
+            if segment.txn_index.ensure(txn) and segment not in self._txn_segments:
+                self._txn_segments.append(segment)
+                self._txn_segments.sort(key=lambda s: s.base_offset)
+
+    def aborted_txns(self, start: int, upper: int) -> list[AbortedTxn]:
+        """Every indexed aborted transaction overlapping ``[start, upper)`` (the cleaner's view)."""
+        with self._lock:
+            segments = list(self._txn_segments)
+        return [txn for segment in segments for txn in segment.txn_index.entries()
+                if txn.last_offset >= start and txn.first_offset < upper]
+
+    def _refresh_txn_segments(self) -> None:
+        """Recompute which segments have aborted-transaction entries (lock held)."""
+        self._txn_segments = [s for s in self._segments if len(s.txn_index)]
 
     def offset_for_timestamp(self, timestamp_ms: int) -> tuple[int, int] | None:
         """(offset, timestamp) of the first batch whose maxTimestamp >= ``timestamp_ms``.
@@ -564,6 +657,7 @@ class PartitionLog:
             doomed = self._segments[:count]
             del self._segments[:count]
             del self._bases[:count]
+            self._refresh_txn_segments()
             self._log_start_offset = max(self._log_start_offset, self._segments[0].base_offset)
         for segment in doomed:
             log.info(
@@ -614,6 +708,7 @@ class PartitionLog:
                 raise
             self._segments[first : first + len(old)] = [new]
             self._bases = [s.base_offset for s in self._segments]
+            self._refresh_txn_segments()
             for segment in old:
                 segment.change_file_suffixes("", DELETED_SUFFIX)
             new.change_file_suffixes(SWAP_SUFFIX, "")

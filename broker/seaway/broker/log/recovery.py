@@ -7,8 +7,9 @@ What a crash can leave behind, and what open does about it (as Kafka's LogLoader
 - ``*.deleted`` files (a deletion that did not finish) and ``*.cleaned`` files (a
   compaction that never reached its swap): removed;
 - ``*.log.swap`` (a compaction whose swap was interrupted): the swap segment is valid, so
-  the segments it replaces are removed and it is renamed into place; its indexes are
-  rebuilt by the normal missing-index path;
+  the segments it replaces are removed and it is renamed into place; its offset and time
+  indexes are rebuilt by the normal missing-index path, its ``.txnindex.swap`` (which the
+  log alone cannot rebuild) is renamed with it;
 - index files whose log is gone: removed.
 
 Also home of the small crash-safe file helpers (``write_atomic``, offset checkpoints)
@@ -122,16 +123,26 @@ def tidy_partition_dir(directory: Path) -> None:
         if parts and parts[2] in (DELETED_SUFFIX, CLEANED_SUFFIX):
             log.info("removing leftover %s", directory / name)
             (directory / name).unlink(missing_ok=True)
-        elif parts and parts[2] == SWAP_SUFFIX and parts[1] != ".log":
+        elif parts and parts[2] == SWAP_SUFFIX and parts[1] not in (".log", ".txnindex"):
             (directory / name).unlink(missing_ok=True)
     for name in names:
         parts = _split_name(name)
         if parts and parts[1] == ".log" and parts[2] == SWAP_SUFFIX:
             _complete_swap(directory, parts[0], directory / name)
+    for name in names:
+        # A swapped-in segment's aborted-transaction index cannot be rebuilt from its log
+        # (it needs producer state from earlier segments): it is renamed into place with
+        # its log, or dropped when that log did not survive.
+        parts = _split_name(name)
+        if parts and parts[1] == ".txnindex" and parts[2] == SWAP_SUFFIX and (directory / name).exists():
+            if (directory / f"{parts[0]:020d}.log").exists():
+                os.replace(directory / name, directory / name[: -len(SWAP_SUFFIX)])
+            else:
+                (directory / name).unlink(missing_ok=True)
     logs = {p[0] for p in map(_split_name, (q.name for q in directory.iterdir())) if p and p[1] == ".log"}
     for path in directory.iterdir():
         parts = _split_name(path.name)
-        if parts and parts[1] in (".index", ".timeindex") and not parts[2] and parts[0] not in logs:
+        if parts and parts[1] in (".index", ".timeindex", ".txnindex") and not parts[2] and parts[0] not in logs:
             log.info("removing index %s whose log is missing", path)
             path.unlink(missing_ok=True)
 

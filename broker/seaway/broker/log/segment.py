@@ -1,7 +1,8 @@
 """One log segment: a ``.log`` file of verbatim record batches plus its two sparse indexes.
 
 Files are named as Kafka names them: the segment's base offset zero-padded to 20 digits,
-``00000000000000000042.log`` / ``.index`` / ``.timeindex``, optionally followed by a
+``00000000000000000042.log`` / ``.index`` / ``.timeindex`` (and ``.txnindex``, only once
+an aborted transaction's marker lands in the segment), optionally followed by a
 suffix while a file is in transit (``.cleaned`` written aside by the compactor,
 ``.swap`` while being swapped in, ``.deleted`` on its way out); see
 :meth:`Segment.change_file_suffixes` and :mod:`.recovery`.
@@ -31,6 +32,7 @@ from seaway.broker.log.fds import fds_short
 from seaway.broker.log.offset_index import CorruptIndexError, OffsetIndex
 from seaway.broker.log.recovery import BatchScanner
 from seaway.broker.log.time_index import TimeIndex
+from seaway.broker.log.txn_index import TxnIndex
 from seaway.protocol.errors import KafkaStorageError
 from seaway.protocol.record_batch import BATCH_HEADER_SIZE, LOG_OVERHEAD, MAGIC_V2, BatchHeader
 
@@ -140,6 +142,7 @@ class Segment:
         if not fresh and not had_indexes and self.size:
             log.warning("rebuilding missing indexes of %s", self.log_path)
             self.needs_recovery = True
+        self.txn_index = TxnIndex(self._path(".txnindex"), load=not fresh)
 
     def _abandon(self, fresh: bool) -> None:
         """Undo a constructor that raised: close its files; a fresh segment's files go."""
@@ -228,6 +231,7 @@ class Segment:
             os.ftruncate(self.fd, scanner.valid_bytes)
             self.size = scanner.valid_bytes
         self.next_offset = scanner.next_offset
+        self.txn_index.truncate_from(self.next_offset)  # entries whose abort marker was cut off
         # the rebuilt indexes go to disk now, not at the next flush: a restart must not find them stale
         self.offset_index.write_pending()
         self.time_index.write_pending()
@@ -265,7 +269,7 @@ class Segment:
                     )
         except ValueError:
             return False
-        if pos != self.size:
+        if pos != self.size or self.txn_index.last_offset >= self.next_offset:
             return False
         self.bytes_since_last_index_entry = self.size - self.offset_index.last_position
         return True
@@ -505,6 +509,7 @@ class Segment:
         os.fsync(self.fd)
         self.offset_index.flush()
         self.time_index.flush()
+        self.txn_index.flush()
 
     def change_file_suffixes(self, old: str, new: str) -> None:
         """Rename all three files from suffix ``old`` to ``new`` (the compactor's swap)."""
@@ -514,6 +519,7 @@ class Segment:
         self.suffix = new
         self.offset_index.rename(self._path(".index"))
         self.time_index.rename(self._path(".timeindex"))
+        self.txn_index.rename(self._path(".txnindex"))
 
     def close(self) -> None:
         """Close indexes and drop the log fd (FileRegions still holding it keep it open)."""
@@ -527,6 +533,7 @@ class Segment:
         """Remove the files; open FileRegions keep reading the unlinked inode."""
         self.offset_index.delete()
         self.time_index.delete()
+        self.txn_index.delete()
         self.file = None
         self.log_path.unlink(missing_ok=True)
 

@@ -56,6 +56,15 @@ class ProducerIdAllocator:
         """Whether the next :meth:`allocate` starts a block (and so does disk I/O)."""
         return self._next >= self._limit
 
+    def ensure_block(self) -> None:
+        """Persist the next block now if the current one is used up, so the following
+        :meth:`allocate` does no disk I/O (callers on the event loop run this in a thread)."""
+        with self._lock:
+            if self._next >= self._limit:
+                limit = self._next + BLOCK_SIZE
+                write_atomic(self.path, f"version=1\n{_KEY}={limit}\n".encode())
+                self._limit = limit
+
     def allocate(self) -> int:
         """The next producer id, persisting a new block first when the current one is used up."""
         with self._lock:

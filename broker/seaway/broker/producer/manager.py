@@ -26,6 +26,18 @@ as Kafka). A crash loses nothing: replay from an older snapshot, or from the sta
 the log, rebuilds the same state, since every batch carries its producer id, epoch and
 sequences in its header.
 
+Transactions. A transactional producer's batches come through
+:meth:`ProducerStateManager.append_transactional` (the produce request carried its
+transactional id): the first batch of a transaction on a partition is verified with the
+transaction coordinator (KIP-890: the partition must have been added to the producer's
+ongoing transaction, else INVALID_TXN_STATE / TRANSACTION_ABORTABLE), so no batch can
+open a transaction the coordinator does not know and will never end. The coordinator ends
+transactions with :meth:`~ProducerStateManager.append_marker`, which appends the marker,
+closes the transaction in the state, indexes an abort in the segment's ``.txnindex`` and
+moves the log's first unstable offset. Loading replays markers too (one ``pread`` of the
+small control batch each) and re-adds an index entry a crash lost between a marker's
+append and its entry's.
+
 Threading: loading, checks and appends run on the event loop; the per-partition
 ``state.lock`` is held across check + append + update, and by the snapshot thread only
 while it serialises the state and reads the log end offset.
@@ -38,6 +50,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,9 +58,10 @@ from typing import TYPE_CHECKING
 from seaway.broker.log.partition_log import AppendResult, PartitionLog
 from seaway.broker.log.recovery import write_atomic
 from seaway.broker.log.validation import validate_batches
+from seaway.broker.producer.markers import build_marker, read_marker
 from seaway.broker.producer.state import PartitionProducerState
 from seaway.errors import SeawayError
-from seaway.protocol.errors import InvalidRecordError
+from seaway.protocol.errors import InvalidRecordError, TransactionalIdAuthorizationFailedError
 from seaway.protocol.record_batch import BatchHeader
 
 if TYPE_CHECKING:
@@ -62,6 +76,9 @@ _SNAPSHOTS_KEPT = 2
 _LOAD_ATTEMPTS = 3
 
 Records = bytes | bytearray | memoryview
+Verifier = Callable[[str, int, int, str, int], None]
+"""(transactional id, producer id, epoch, topic, partition): raises unless the partition is
+in that producer's ongoing transaction (the transaction coordinator installs it)."""
 
 
 def _now_ms() -> int:
@@ -112,6 +129,8 @@ class ProducerStateManager:
         self._thread: threading.Thread | None = None
         self.replayed_batches = 0
         """Batch headers replayed to load producer state since start (what restarts cost)."""
+        self.verifier: Verifier | None = None
+        """KIP-890's check of a transaction's first batch on a partition (None: not checked)."""
 
     # -- the produce path ----------------------------------------------------------------
 
@@ -136,8 +155,16 @@ class ProducerStateManager:
             return plog.append_validated(records, headers, now_ms)
         return self._append_checked(plog, records, headers, now_ms)
 
+    def append_transactional(
+        self, plog: PartitionLog, records: Records, now_ms: int, transactional_id: str
+    ) -> AppendResult:
+        """:meth:`append` for a produce request that carries a transactional id."""
+        headers = validate_batches(records, plog.config, now_ms, where=f"{plog.topic}-{plog.partition}")
+        return self._append_checked(plog, records, headers, now_ms, transactional_id)
+
     def _append_checked(
-        self, plog: PartitionLog, records: Records, headers: list[BatchHeader], now_ms: int
+        self, plog: PartitionLog, records: Records, headers: list[BatchHeader], now_ms: int,
+        transactional_id: str | None = None,
     ) -> AppendResult:
         where = f"{plog.topic}-{plog.partition}"
         if all(h.producer_id < 0 for h in headers):
@@ -148,6 +175,10 @@ class ProducerStateManager:
                 "batch per partition"
             )
         header = headers[0]
+        if header.is_transactional and transactional_id is None:
+            # Kafka authorizes transactional records by the request's transactional id.
+            raise TransactionalIdAuthorizationFailedError(
+                f"transactional records for {where} in a produce request without a transactional id")
         state = self._tracked_for(plog).state
         with state.lock:
             duplicate = state.check(header, where)
@@ -155,9 +186,53 @@ class ProducerStateManager:
                 log.debug("duplicate batch of producer %d at offset %d of %s", header.producer_id,
                           duplicate.first_offset, where)
                 return AppendResult(duplicate.first_offset, duplicate.last_offset, -1, plog.log_start_offset, [])
+            if header.is_transactional and self.verifier is not None and transactional_id is not None:
+                entry = state.producers.get(header.producer_id)
+                if entry is None or entry.current_txn_first_offset < 0 or entry.epoch != header.producer_epoch:
+                    self.verifier(transactional_id, header.producer_id, header.producer_epoch, plog.topic,
+                                  plog.partition)
             result = plog.append_validated(records, headers, now_ms)
             for stamped in result.batch_headers:
                 state.update(stamped)
+            if header.is_transactional:
+                plog.first_unstable_offset = state.first_unstable_offset
+        return result
+
+    # -- the coordinators' writes --------------------------------------------------------
+
+    def append_marker(
+        self, plog: PartitionLog, producer_id: int, epoch: int, coordinator_epoch: int, commit: bool, now_ms: int
+    ) -> int:
+        """Write a commit or abort marker for ``producer_id`` into ``plog``; its offset.
+
+        Raises INVALID_PRODUCER_EPOCH when the partition saw a newer epoch of the producer
+        (a marker can never be older than the data it ends), or the append's error.
+        """
+        where = f"{plog.topic}-{plog.partition}"
+        state = self._tracked_for(plog).state
+        marker = build_marker(producer_id, epoch, coordinator_epoch, commit, now_ms)
+        with state.lock:
+            state.check_coordinator_write(producer_id, epoch, where)
+            offset = plog.append(marker, now_ms=now_ms, allow_control=True).base_offset
+            aborted = state.complete_txn(producer_id, epoch, coordinator_epoch, offset, not commit, now_ms)
+            if aborted is not None:
+                plog.add_aborted_txn(aborted)
+            plog.first_unstable_offset = state.first_unstable_offset
+        return offset
+
+    def append_for_coordinator(self, plog: PartitionLog, batch: bytes, now_ms: int) -> AppendResult:
+        """Append a batch a coordinator built with a producer's id and epoch but no sequence
+        (a transactional offset commit): the epoch is checked, sequences are not."""
+        headers = plog.validate(batch, now_ms=now_ms)
+        state = self._tracked_for(plog).state
+        with state.lock:
+            for header in headers:
+                state.check_coordinator_write(header.producer_id, header.producer_epoch,
+                                              f"{plog.topic}-{plog.partition}")
+            result = plog.append_validated(batch, headers, now_ms)
+            for stamped in result.batch_headers:
+                state.update(stamped)
+            plog.first_unstable_offset = state.first_unstable_offset
         return result
 
     # -- loading -------------------------------------------------------------------------
@@ -213,11 +288,16 @@ class ProducerStateManager:
             for header in segment.headers(start):
                 if header.base_offset >= end:
                     break
-                if header.producer_id >= 0:
+                if header.producer_id < 0:
+                    continue
+                replayed += 1
+                if header.is_control:
+                    self._replay_marker(plog, segment.fd, header, state)
+                else:
                     state.replay(header)
-                    replayed += 1
         state.expire(_now_ms(), self.expiration_ms)
         state.changed = replayed > 0
+        plog.first_unstable_offset = state.first_unstable_offset
         log.info(
             "loaded producer state of %s-%d: %d producers (%s, %d batches replayed up to offset %d)",
             plog.topic,
@@ -229,6 +309,20 @@ class ProducerStateManager:
         )
         self.replayed_batches += replayed
         return _Tracked(plog, state, segments[-1].base_offset if found_snapshot else -1, time.monotonic())
+
+    @staticmethod
+    def _replay_marker(plog: PartitionLog, fd: int, header: BatchHeader, state: PartitionProducerState) -> None:
+        """Replay an end marker; re-index an abort whose entry a crash lost (see the docstring)."""
+        try:
+            abort, coordinator_epoch = read_marker(fd, header)
+        except (SeawayError, OSError) as exc:
+            log.warning("skipping unreadable control batch at offset %d of %s-%d: %s", header.base_offset,
+                        plog.topic, plog.partition, exc)
+            return
+        aborted = state.complete_txn(header.producer_id, header.producer_epoch, coordinator_epoch,
+                                     header.base_offset, abort, header.max_timestamp, check=False)
+        if aborted is not None:
+            plog.add_aborted_txn(aborted)
 
     # -- snapshots and expiry ------------------------------------------------------------
 
