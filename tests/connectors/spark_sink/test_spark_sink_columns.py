@@ -7,7 +7,7 @@ import decimal
 
 import pyarrow as pa
 from seaway.connect.api import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp
-from seaway.connectors.spark_sink.columns import json_text, metadata_arrays, value_columns
+from seaway.connectors.lake.columns import json_text, metadata_arrays, value_columns
 
 from tests.connectors.spark_sink.conftest import record
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from seaway.connect.api import Date, Decimal, Schema, SchemaBuilder, Struct, Time, Timestamp, TopicPartition
+from seaway.connectors.lake.rotation import FileSet, PartitionBuffer
 from seaway.connectors.spark_sink import (
     CommitEntry,
     CommitLog,
@@ -17,7 +18,6 @@ from seaway.connectors.spark_sink import (
     SparkSinkConfig,
     make_partitioner,
 )
-from seaway.connectors.spark_sink.rotation import FileSet, PartitionBuffer
 from seaway.connectors.spark_sink.writer import LakeWriter, arrow_table
 
 from tests.connectors.spark_sink.conftest import record

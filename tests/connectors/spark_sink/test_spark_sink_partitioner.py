@@ -6,8 +6,8 @@ import datetime
 
 import pytest
 from seaway.connect.api import DataError, Schema, SchemaBuilder, Struct
+from seaway.connectors.lake.partitioner import check_path_format, escape_path_name
 from seaway.connectors.spark_sink import DefaultPartitioner, FieldPartitioner, TimeBasedPartitioner
-from seaway.connectors.spark_sink.partitioner import check_path_format, escape_path_name
 
 from tests.connectors.spark_sink.conftest import record
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from seaway.connect.api import DataError, Schema, SchemaBuilder, Struct, TopicPartition
+from seaway.connectors.lake.rotation import FileSet, PartitionBuffer
 from seaway.connectors.spark_sink import SparkSinkConfig, make_partitioner
-from seaway.connectors.spark_sink.rotation import FileSet, PartitionBuffer
 
 from tests.connectors.spark_sink.conftest import record
 

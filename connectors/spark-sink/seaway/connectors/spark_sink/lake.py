@@ -19,40 +19,24 @@ only committed data files. ``start``/``end`` are the first and last Kafka offset
 
 from __future__ import annotations
 
-import re
 import uuid
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
+
+from seaway.connectors.lake.commit_log import COMMITS_DIR
+from seaway.connectors.lake.naming import DataFileName, data_file_name, parse_data_file_name
+from seaway.connectors.lake.partitioner import hive_topic_dir
 
 __all__ = ["COMMITS_DIR", "TMP_DIR", "DataFileName", "LakeFileSystem", "data_file_name", "parse_data_file_name"]
 
-COMMITS_DIR = "_commits"
 TMP_DIR = "_tmp"
-_NAME = re.compile(r"^(?P<topic>[a-zA-Z0-9._-]+)\+(?P<partition>\d+)\+(?P<start>\d+)\+(?P<end>\d+)\.parquet$")
-
-
-@dataclass(frozen=True, slots=True)
-class DataFileName:
-    topic: str
-    partition: int
-    start: int
-    end: int
-
-
-def data_file_name(topic: str, partition: int, start: int, end: int) -> str:
-    """``<topic>+<partition>+<start:020d>+<end:020d>.parquet`` (Confluent's HDFS sink shape, wider padding)."""
-    return f"{topic}+{partition}+{start:020d}+{end:020d}.parquet"
-
-
-def parse_data_file_name(name: str) -> DataFileName | None:
-    m = _NAME.match(name)
-    if m is None:
-        return None
-    return DataFileName(m["topic"], int(m["partition"]), int(m["start"]), int(m["end"]))
 
 
 class LakeFileSystem:
-    """Paths relative to the lake root, operated on through ``org.apache.hadoop.fs.FileSystem``."""
+    """Paths relative to the lake root, operated on through ``org.apache.hadoop.fs.FileSystem``.
+
+    It is the :class:`~seaway.connectors.lake.store.LakeStore` of the Spark sink's commit log.
+    """
 
     def __init__(self, spark: Any, root: str) -> None:
         self.root = root.rstrip("/")
@@ -75,6 +59,10 @@ class LakeFileSystem:
 
     def delete(self, rel: str, recursive: bool = False) -> bool:
         return bool(self.fs.delete(self._path(rel), recursive))
+
+    def delete_many(self, rels: Sequence[str]) -> None:
+        for rel in rels:
+            self.delete(rel)
 
     def rename(self, src: str, dst: str) -> bool:
         """Atomic rename (HDFS, local); creates ``dst``'s parent first, as HDFS will not."""
@@ -116,6 +104,19 @@ class LakeFileSystem:
         if not self.rename(tmp, rel):
             self.delete(tmp)
             raise OSError(f"could not rename {tmp} to {rel} in {self.root}")
+
+    def discard_temp(self, topic: str, partition: int) -> None:
+        """Empty ``_tmp/<topic>/<partition>/`` (temp files of sets that were never published)."""
+        self.delete(f"{TMP_DIR}/{topic}/{partition}", recursive=True)
+
+    def offset_by_listing(self, topic: str, partition: int) -> int | None:
+        """The max end offset + 1 among this partition's data file names under ``topic=<topic>/``."""
+        ends = []
+        for rel in self.list_files(hive_topic_dir(topic)):
+            parsed = parse_data_file_name(rel.rsplit("/", 1)[-1])
+            if parsed and parsed.topic == topic and parsed.partition == partition and parsed.end is not None:
+                ends.append(parsed.end)
+        return max(ends) + 1 if ends else None
 
     def read_bytes(self, rel: str) -> bytes:
         stream = self.fs.open(self._path(rel))

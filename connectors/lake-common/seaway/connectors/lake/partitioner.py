@@ -1,7 +1,9 @@
-"""Partitioners: which Hive-style folder under the lake a record's row goes to.
+"""Partitioners: which folder under the lake (or ``topics.dir``) a record's row goes to.
 
-Every folder starts with ``topic=<topic>``, so ``spark.read.parquet(lake)`` reads all topics at
-once and discovers ``topic`` plus the partitioner's own columns:
+Every folder starts with the record's topic folder (``topic_dir``): by default ``topic=<topic>``
+(the Spark sink, so ``spark.read.parquet(lake)`` reads all topics at once and discovers
+``topic``), or the bare topic name as Confluent's S3 sink writes it. Then the partitioner's own
+folders (Confluent's ``encodePartition``), e.g. with the default ``topic_dir``:
 
 ==========  =======================================================  ==============================
 partitioner folder (relative to ``lake.path``)                       Spark partition columns
@@ -32,7 +34,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from seaway.connect.api import ConfigError, DataError, SinkRecord, Struct
-from seaway.connectors.spark_sink.config import PATH_FORMAT, SparkSinkConfig
+from seaway.connectors.lake.config import PATH_FORMAT, StorageConfig
 
 __all__ = [
     "NULL_PARTITION",
@@ -42,6 +44,7 @@ __all__ = [
     "TimeBasedPartitioner",
     "check_path_format",
     "escape_path_name",
+    "hive_topic_dir",
     "make_partitioner",
 ]
 
@@ -54,6 +57,11 @@ def escape_path_name(value: str) -> str:
     if not any(c in _HIVE_ESCAPE or c < " " for c in value):
         return value
     return "".join(f"%{ord(c):02X}" if c in _HIVE_ESCAPE or c < " " else c for c in value)
+
+
+def hive_topic_dir(topic: str) -> str:
+    """``topic=<escaped topic>``: the topic as a Hive partition column (the Spark sink's layout)."""
+    return "topic=" + escape_path_name(topic)
 
 
 def _format_value(value: Any) -> str:
@@ -84,7 +92,13 @@ def field_value(value: Any, path: Sequence[str]) -> Any:
 
 
 class Partitioner(abc.ABC):
-    """Maps records to folders (relative to the lake, ``/``-separated, no leading slash)."""
+    """Maps records to folders (relative to the lake, ``/``-separated, no leading slash).
+
+    ``topic_dir`` names the first folder from the record's topic (after SMTs).
+    """
+
+    def __init__(self, topic_dir: Callable[[str], str] = hive_topic_dir) -> None:
+        self.topic_folder = topic_dir
 
     @abc.abstractmethod
     def encode(self, record: SinkRecord) -> str:
@@ -97,10 +111,6 @@ class Partitioner(abc.ABC):
     def record_time(self, record: SinkRecord) -> int | None:
         """The time ``rotate.interval.ms`` measures (Kafka's record timestamp unless time-based)."""
         return record.timestamp
-
-    @staticmethod
-    def topic_folder(topic: str) -> str:
-        return "topic=" + escape_path_name(topic)
 
 
 class DefaultPartitioner(Partitioner):
@@ -121,7 +131,8 @@ class DefaultPartitioner(Partitioner):
 class FieldPartitioner(Partitioner):
     """``topic=<topic>/<f1>=<v1>/<f2>=<v2>`` from value fields (dotted paths; the folder uses the last name)."""
 
-    def __init__(self, fields: Sequence[str]) -> None:
+    def __init__(self, fields: Sequence[str], topic_dir: Callable[[str], str] = hive_topic_dir) -> None:
+        super().__init__(topic_dir)
         self.paths = [tuple(f.split(".")) for f in fields]
 
     def encode(self, record: SinkRecord) -> str:
@@ -223,7 +234,9 @@ class TimeBasedPartitioner(Partitioner):
     """``topic=<topic>/<path.format of floor(time, partition.duration.ms) in timezone>``."""
 
     def __init__(self, path_format: str, duration_ms: int, extractor: str = "record",
-                 timestamp_field: str = "timestamp", timezone: str = "UTC", locale: str = "en") -> None:
+                 timestamp_field: str = "timestamp", timezone: str = "UTC", locale: str = "en",
+                 topic_dir: Callable[[str], str] = hive_topic_dir) -> None:
+        super().__init__(topic_dir)
         try:
             self._format = compile_path_format(path_format, locale)
         except ValueError as e:
@@ -268,12 +281,12 @@ class TimeBasedPartitioner(Partitioner):
         return f"{self.topic_folder(record.topic)}/{self.folder_for_time(ts)}"
 
 
-def make_partitioner(config: SparkSinkConfig) -> Partitioner:
+def make_partitioner(config: StorageConfig, topic_dir: Callable[[str], str] = hive_topic_dir) -> Partitioner:
     """The partitioner ``partitioner.class`` names."""
     if config.partitioner == "field":
-        return FieldPartitioner(config.partition_fields)
+        return FieldPartitioner(config.partition_fields, topic_dir)
     if config.partitioner == "time":
         return TimeBasedPartitioner(config.path_format, config.partition_duration_ms,
                                     config.timestamp_extractor, config.timestamp_field,
-                                    config.timezone, config.locale)
-    return DefaultPartitioner()
+                                    config.timezone, config.locale, topic_dir)
+    return DefaultPartitioner(topic_dir)

@@ -25,12 +25,27 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from seaway.connect.api import DataError, Schema, SchemaType, SinkRecord, TopicPartition
-from seaway.connectors.spark_sink.columns import metadata_arrays, metadata_fields, project_struct, value_columns
-from seaway.connectors.spark_sink.config import SparkSinkConfig
-from seaway.connectors.spark_sink.partitioner import Partitioner
+from seaway.connectors.lake.columns import metadata_arrays, metadata_fields, project_struct, value_columns
+from seaway.connectors.lake.config import StorageConfig
+from seaway.connectors.lake.partitioner import Partitioner
 
-__all__ = ["FileSet", "PartitionBuffer"]
+__all__ = ["FileSet", "FolderPart", "PartitionBuffer"]
+
+
+@dataclass(frozen=True, slots=True)
+class FolderPart:
+    """The rows of a file set that go to one folder: one output file, offsets ``first``..``last``."""
+
+    folder: str
+    table: pa.Table
+    first: int
+    last: int
+
+    @property
+    def count(self) -> int:
+        return int(self.table.num_rows)
 
 
 @dataclass(slots=True, eq=False)
@@ -93,11 +108,36 @@ class FileSet:
         self.seal()
         return pa.Table.from_batches(self.chunks).combine_chunks()
 
+    def by_folder(self) -> list[FolderPart]:
+        """The set split into one part per folder (first-seen order), rows in offset order in each.
+
+        The grouping runs in Arrow (dictionary-encode the folders, a stable sort of the codes),
+        not in a Python loop over rows.
+        """
+        table = self.table()
+        if self.folders.count(self.folders[0]) == len(self.folders):
+            return [FolderPart(self.folders[0], table, self.offsets[0], self.offsets[-1])]
+        codes = pa.array(self.folders, type=pa.string()).dictionary_encode()
+        names = codes.dictionary.to_pylist()
+        order = pc.sort_indices(codes.indices)  # stable: offsets stay in order within a folder
+        counts = pc.value_counts(codes.indices)
+        sizes = dict(zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist(), strict=True))
+        table = table.take(order)
+        offsets = pa.array(self.offsets, type=pa.int64()).take(order)
+        parts: list[FolderPart] = []
+        pos = 0
+        for code in range(len(names)):  # dictionary codes are numbered in first-seen order
+            size = sizes[code]
+            parts.append(FolderPart(names[code], table.slice(pos, size), offsets[pos].as_py(),
+                                    offsets[pos + size - 1].as_py()))
+            pos += size
+        return parts
+
 
 class PartitionBuffer:
     """The open set of one Kafka partition and the rules that close it."""
 
-    def __init__(self, tp: TopicPartition, config: SparkSinkConfig, partitioner: Partitioner,
+    def __init__(self, tp: TopicPartition, config: StorageConfig, partitioner: Partitioner,
                  committed: int | None = None) -> None:
         self.tp = tp
         self.config = config

@@ -1,7 +1,8 @@
 """The per-topic-partition commit log: which offsets the lake holds, and recovery after a crash.
 
-One folder per Kafka partition, ``_commits/<topic>/<partition>/``, of small immutable JSON
-files, each created atomically (temp file + rename to a name that does not exist yet)::
+One folder per Kafka partition, ``<commits dir>/<topic>/<partition>/`` (the Spark sink's
+``_commits``, the S3 sink's ``logs.dir``), of small immutable JSON files, each created
+atomically (:meth:`LakeStore.write_atomic`: temp file + rename, or one S3 PUT)::
 
     pending-<next:020d>.json   a file set about to become visible: [{temp, final, start, end}]
     commit-<next:020d>.json    the same set, now visible; <next> = last offset + 1
@@ -9,20 +10,26 @@ files, each created atomically (temp file + rename to a name that does not exist
 Commit protocol for one file set (offsets ``start..end`` of one Kafka partition, one data
 file per partitioner folder)::
 
-    1. Spark writes the files under _tmp/ (invisible to readers)
+    1. write the files under temp names (invisible to readers)      Spark sink
     2. write pending-<next>          the intent, with every temp -> final name
-    3. rename each temp -> final     the files become visible
+    3. rename each temp -> final     the files become visible         (S3: upload each object
+                                                                       under its final key)
     4. write commit-<next>           the lake now says: offsets < next are here
-    5. delete pending-<next>; keep the last few commit files
+    5. delete pending-<next>; keep the last few commit files (batched: a pending record whose
+       set is committed is stale and recovery deletes it unread)
+
+On S3 a file's temp and final names are the same: an object becomes visible whole when its
+upload completes, so steps 1 and 3 are one upload after step 2.
 
 :meth:`CommitLog.recover`, run on every partition assignment, makes any crash point safe:
 a pending set beyond the last commit is *rolled forward* when each of its files is either
 visible already or still in ``_tmp/`` (renames are re-done, then the commit is written; so
 a crash between 3 and 4 adopts the visible files instead of rewriting them), and *rolled
 back* (visible ones deleted, to be rewritten by the replay) if a temp file is gone. Then
-``_tmp/<topic>/<partition>/`` is emptied. The result is the offset to seek the consumer to.
-If the log folder is missing altogether (e.g. deleted by hand) the offsets are recovered by
-listing ``topic=<topic>/`` for data file names of this partition (the max end offset + 1).
+what an interrupted writer left (:meth:`LakeStore.discard_temp`: temp files, multipart
+uploads) is dropped. The result is the offset to seek the consumer to. If the log folder is
+missing altogether (e.g. deleted by hand) the store is asked to recover the offset from the data
+files themselves (:meth:`LakeStore.offset_by_listing`), as Confluent's HDFS sink does.
 """
 
 from __future__ import annotations
@@ -32,13 +39,17 @@ import logging
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from seaway.connectors.spark_sink.lake import COMMITS_DIR, TMP_DIR, LakeFileSystem, parse_data_file_name
-from seaway.connectors.spark_sink.partitioner import escape_path_name
+from seaway.connectors.lake.store import LakeStore
 
-__all__ = ["CommitEntry", "CommitLog", "FileMove"]
+__all__ = ["COMMITS_DIR", "CommitEntry", "CommitLog", "FileMove"]
+
+COMMITS_DIR = "_commits"
 
 log = logging.getLogger(__name__)
 KEEP_COMMITS = 5
+#: records no longer needed (pending records of committed sets, pruned commits) are deleted in
+#: batches of this many: one request instead of two per file set on S3 (``DeleteObjects``)
+GARBAGE_BATCH = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,12 +94,16 @@ def _offset_of(name: str, prefix: str) -> int | None:
 class CommitLog:
     """The log of one topic partition in one lake."""
 
-    def __init__(self, lake: LakeFileSystem, topic: str, partition: int) -> None:
+    def __init__(self, lake: LakeStore, topic: str, partition: int, commits_dir: str = COMMITS_DIR) -> None:
         self.lake = lake
         self.topic = topic
         self.partition = partition
-        self.folder = f"{COMMITS_DIR}/{topic}/{partition}"
-        self.tmp_folder = f"{TMP_DIR}/{topic}/{partition}"
+        self.folder = f"{commits_dir}/{topic}/{partition}"
+        #: the commit offsets in the folder, as listed by :meth:`recover` and kept up to date by
+        #: :meth:`commit` (the task is the partition's only writer), so a commit needs no listing
+        #: and no existence check: two fewer requests per file set (on S3, ~30% of them)
+        self._commits: list[int] | None = None
+        self._garbage: list[str] = []  # records to delete at the next tidy()
 
     def _entries(self, prefix: str) -> list[int]:
         names = self.lake.list_names(self.folder)
@@ -104,26 +119,43 @@ class CommitLog:
 
     def begin(self, entry: CommitEntry) -> None:
         """Step 2: record the intent before any file becomes visible."""
-        self.lake.write_atomic(f"{self.folder}/pending-{entry.next:020d}.json", entry.to_json())
+        name = f"{self.folder}/pending-{entry.next:020d}.json"
+        if name in self._garbage:  # the same set again (a replay) while its old record awaits deletion
+            self._garbage.remove(name)
+            self.lake.delete(name)
+        self.lake.write_atomic(name, entry.to_json())
 
-    def commit(self, entry: CommitEntry) -> None:
-        """Step 4 and 5: the files of ``entry`` are visible; record it and tidy up."""
-        name = f"{self.folder}/commit-{entry.next:020d}.json"
-        if not self.lake.exists(name):
-            self.lake.write_atomic(name, entry.to_json())
-        self.lake.delete(f"{self.folder}/pending-{entry.next:020d}.json")
-        commits = self._entries("commit-")
-        for old in commits[:-KEEP_COMMITS]:
-            self.lake.delete(f"{self.folder}/commit-{old:020d}.json")
+    def commit(self, entry: CommitEntry, pending: bool = True) -> None:
+        """Step 4 and 5: the files of ``entry`` are visible; record it and tidy up.
+
+        ``pending=False``: no pending record was written for this set (see the S3 writer).
+        """
+        commits = self._commits if self._commits is not None else self._entries("commit-")
+        if entry.next not in commits:
+            self.lake.write_atomic(f"{self.folder}/commit-{entry.next:020d}.json", entry.to_json())
+            commits = sorted([*commits, entry.next])
+        if pending:
+            self._garbage.append(f"{self.folder}/pending-{entry.next:020d}.json")
+        self._garbage += [f"{self.folder}/commit-{old:020d}.json" for old in commits[:-KEEP_COMMITS]]
+        self._commits = commits[-KEEP_COMMITS:]
+        if len(self._garbage) >= GARBAGE_BATCH:
+            self.tidy()
+
+    def tidy(self) -> None:
+        """Delete the records :meth:`commit` left for later (when a partition closes, or in batches)."""
+        garbage, self._garbage = self._garbage, []
+        if garbage:
+            self.lake.delete_many(garbage)
 
     def recover(self) -> int | None:
         """Finish or undo what a crash left, empty the temp folder; return the next offset to consume."""
-        committed = self.last_committed()
+        self._commits = self._entries("commit-")
+        committed = self._commits[-1] if self._commits else None
         for offset in self._entries("pending-"):
-            entry = self._read("pending-", offset)
-            if committed is not None and entry.next <= committed:
-                self.lake.delete(f"{self.folder}/pending-{offset:020d}.json")
+            if committed is not None and offset <= committed:  # its set is committed: stale (see commit)
+                self._garbage.append(f"{self.folder}/pending-{offset:020d}.json")
                 continue
+            entry = self._read("pending-", offset)
             if committed is not None and entry.start != committed:
                 log.warning("%s-%d: pending set %d..%d does not follow commit %d; rolling it back",
                             self.topic, self.partition, entry.start, entry.next - 1, committed)
@@ -137,15 +169,17 @@ class CommitLog:
                 self._roll_back(entry)
         if committed is None:
             committed = self._recover_by_listing()
-        self.lake.delete(self.tmp_folder, recursive=True)
+        self.tidy()
+        self.lake.discard_temp(self.topic, self.partition)
         return committed
 
     def _roll_forward(self, entry: CommitEntry) -> bool:
-        missing = [f for f in entry.files if not self.lake.exists(f.final) and not self.lake.exists(f.temp)]
-        if missing:
+        visible = {f.final for f in entry.files if self.lake.exists(f.final)}
+        if any(f.final not in visible and (f.temp == f.final or not self.lake.exists(f.temp))
+               for f in entry.files):
             return False
         for f in entry.files:
-            if not self.lake.exists(f.final) and not self.lake.rename(f.temp, f.final):
+            if f.final not in visible and not self.lake.rename(f.temp, f.final):
                 return False
         self.commit(entry)
         return True
@@ -156,15 +190,10 @@ class CommitLog:
         self.lake.delete(f"{self.folder}/pending-{entry.next:020d}.json")
 
     def _recover_by_listing(self) -> int | None:
-        """No log: the max end offset among this partition's data files (Confluent HDFS's fallback)."""
-        ends = []
-        for rel in self.lake.list_files("topic=" + escape_path_name(self.topic)):
-            parsed = parse_data_file_name(rel.rsplit("/", 1)[-1])
-            if parsed and parsed.topic == self.topic and parsed.partition == self.partition:
-                ends.append(parsed.end)
-        if not ends:
+        """No log: ask the data files (Confluent HDFS's fallback); record the answer as a commit."""
+        next_offset = self.lake.offset_by_listing(self.topic, self.partition)
+        if next_offset is None:
             return None
-        next_offset = max(ends) + 1
         self.commit(CommitEntry(self.topic, self.partition, -1, next_offset, ()))
         return next_offset
 

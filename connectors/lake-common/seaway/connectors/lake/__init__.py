@@ -1,0 +1,68 @@
+"""What Seaway's two lake sinks share: the Spark Parquet sink and the S3 sink import it, neither copies it.
+
+Partitioners (Default, Field, TimeBased, Hourly, Daily with Confluent's ``path.format``,
+``partition.duration.ms``, ``locale``, ``timezone``, ``timestamp.extractor``), file-set
+rotation (``flush.size``, ``rotate.interval.ms``, ``rotate.schedule.interval.ms``,
+``schema.compatibility``), deterministic file names, Connect records to Arrow columns, the
+commit log that keeps each record exactly once, and the pipelined sink task. See README.md
+beside the distribution.
+"""
+
+from seaway.connectors.lake.columns import json_text, metadata_arrays, metadata_fields, project_struct, value_columns
+from seaway.connectors.lake.commit_log import COMMITS_DIR, CommitEntry, CommitLog, FileMove
+from seaway.connectors.lake.config import (
+    PARTITIONERS,
+    StorageConfig,
+    define_storage_keys,
+    storage_cross_check,
+    storage_settings,
+)
+from seaway.connectors.lake.naming import DataFileName, data_file_name, parse_data_file_name, start_offset_file_name
+from seaway.connectors.lake.partitioner import (
+    DefaultPartitioner,
+    FieldPartitioner,
+    Partitioner,
+    TimeBasedPartitioner,
+    check_path_format,
+    escape_path_name,
+    hive_topic_dir,
+    make_partitioner,
+)
+from seaway.connectors.lake.rotation import FileSet, FolderPart, PartitionBuffer
+from seaway.connectors.lake.store import LakeStore
+from seaway.connectors.lake.task import LakeSinkTask, SetWriter
+
+__all__ = [
+    "COMMITS_DIR",
+    "PARTITIONERS",
+    "CommitEntry",
+    "CommitLog",
+    "DataFileName",
+    "DefaultPartitioner",
+    "FieldPartitioner",
+    "FileMove",
+    "FileSet",
+    "FolderPart",
+    "LakeSinkTask",
+    "LakeStore",
+    "PartitionBuffer",
+    "Partitioner",
+    "SetWriter",
+    "StorageConfig",
+    "TimeBasedPartitioner",
+    "check_path_format",
+    "data_file_name",
+    "define_storage_keys",
+    "escape_path_name",
+    "hive_topic_dir",
+    "json_text",
+    "make_partitioner",
+    "metadata_arrays",
+    "metadata_fields",
+    "parse_data_file_name",
+    "project_struct",
+    "start_offset_file_name",
+    "storage_cross_check",
+    "storage_settings",
+    "value_columns",
+]

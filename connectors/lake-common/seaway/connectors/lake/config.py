@@ -1,0 +1,217 @@
+"""The storage keys both lake sinks share, with Confluent's names, and the typed :class:`StorageConfig`.
+
+Confluent's storage sinks (HDFS, S3) take the same partitioner and rotation keys from
+``kafka-connect-storage-common``: ``flush.size``, ``rotate.interval.ms``,
+``rotate.schedule.interval.ms``, ``partitioner.class``, ``partition.field.name``,
+``path.format``, ``partition.duration.ms``, ``timestamp.extractor``, ``timestamp.field``,
+``timezone``, ``locale`` and ``schema.compatibility``. :func:`define_storage_keys` adds them to
+a sink's :class:`ConfigDef`; the sink chooses the defaults (the S3 sink keeps Confluent's, e.g.
+``timestamp.extractor=Wallclock`` and no ``timezone``; the Spark sink its own, ``Record`` and
+``UTC``). :func:`storage_cross_check` holds the rules that span keys, each error on the key
+it concerns, so ``PUT .../config/validate`` and a 400 name the field.
+"""
+
+from __future__ import annotations
+
+import re
+import zoneinfo
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from seaway.connect.api import (
+    CaseInsensitiveValidString,
+    ConfigDef,
+    ConfigError,
+    ConfigType,
+    Importance,
+    LambdaValidator,
+    Range,
+)
+
+__all__ = [
+    "FLUSH_SIZE",
+    "INCLUDE_KAFKA_METADATA",
+    "LOCALE",
+    "PARTITIONERS",
+    "PARTITIONER_CLASS",
+    "PARTITION_DURATION_MS",
+    "PARTITION_FIELD_NAME",
+    "PATH_FORMAT",
+    "ROTATE_INTERVAL_MS",
+    "ROTATE_SCHEDULE_INTERVAL_MS",
+    "SCHEMA_COMPATIBILITY",
+    "TIMESTAMP_EXTRACTOR",
+    "TIMESTAMP_FIELD",
+    "TIMEZONE",
+    "StorageConfig",
+    "define_storage_keys",
+    "storage_cross_check",
+    "storage_settings",
+]
+
+FLUSH_SIZE = "flush.size"
+ROTATE_INTERVAL_MS = "rotate.interval.ms"
+ROTATE_SCHEDULE_INTERVAL_MS = "rotate.schedule.interval.ms"
+PARTITIONER_CLASS = "partitioner.class"
+PARTITION_FIELD_NAME = "partition.field.name"
+PATH_FORMAT = "path.format"
+PARTITION_DURATION_MS = "partition.duration.ms"
+TIMESTAMP_EXTRACTOR = "timestamp.extractor"
+TIMESTAMP_FIELD = "timestamp.field"
+TIMEZONE = "timezone"
+LOCALE = "locale"
+SCHEMA_COMPATIBILITY = "schema.compatibility"
+INCLUDE_KAFKA_METADATA = "include.kafka.metadata"
+
+#: ``partitioner.class`` values: short names, and Confluent's class names as aliases.
+PARTITIONERS: dict[str, str] = {
+    "default": "default", "field": "field", "time": "time", "hourly": "hourly", "daily": "daily",
+    "io.confluent.connect.storage.partitioner.DefaultPartitioner": "default",
+    "io.confluent.connect.storage.partitioner.FieldPartitioner": "field",
+    "io.confluent.connect.storage.partitioner.TimeBasedPartitioner": "time",
+    "io.confluent.connect.storage.partitioner.HourlyPartitioner": "hourly",
+    "io.confluent.connect.storage.partitioner.DailyPartitioner": "daily",
+}
+_HOURLY = ("'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH", 3_600_000)
+_DAILY = ("'year'=YYYY/'month'=MM/'day'=dd", 86_400_000)
+
+
+def _check_partitioner(name: str, value: Any) -> None:
+    if value not in PARTITIONERS:
+        raise ConfigError.invalid(name, value, "must be one of " + ", ".join(PARTITIONERS))
+
+
+def _check_timezone(name: str, value: Any) -> None:
+    if value == "":
+        return  # Confluent's default: allowed until a time-based rule needs a zone (cross-check)
+    try:
+        zoneinfo.ZoneInfo(value)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, TypeError) as e:
+        raise ConfigError.invalid(name, value, f"unknown time zone ({e})") from None
+
+
+def _check_locale(name: str, value: Any) -> None:
+    if value == "":
+        return
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8})*", value):
+        raise ConfigError.invalid(name, value, "must be a locale tag such as en, en_US or de-DE")
+
+
+def define_storage_keys(config_def: ConfigDef, *, flush_size: Any, timestamp_extractor: str,
+                        timezone: str, locale: str, flush_size_doc: str = "") -> ConfigDef:
+    """Add the shared keys to ``config_def`` with the sink's defaults (``NO_DEFAULT`` makes one required)."""
+    return (
+        config_def
+        .define(FLUSH_SIZE, ConfigType.INT, flush_size, Range.at_least(1), Importance.HIGH,
+                flush_size_doc or "Records per Kafka partition in one file set before it is committed "
+                "(deterministic).")
+        .define(ROTATE_INTERVAL_MS, ConfigType.LONG, -1, Range.at_least(-1), Importance.MEDIUM,
+                "Record-time span of one file set: a record whose timestamp is at least this much later "
+                "than the first record of the open set starts a new set (deterministic). -1 disables.")
+        .define(ROTATE_SCHEDULE_INTERVAL_MS, ConfigType.LONG, -1, Range.at_least(-1), Importance.MEDIUM,
+                "Wall-clock schedule that commits open sets (aligned to multiples of the interval in "
+                "'timezone'), so idle partitions still land. Not deterministic; exactly-once still holds "
+                "because recovery starts from the commit log. -1 disables.")
+        .define(PARTITIONER_CLASS, ConfigType.STRING, "default",
+                LambdaValidator(_check_partitioner, "a partitioner"), Importance.HIGH,
+                "default (Kafka partition), field, time, hourly, daily; Confluent's class names "
+                "(io.confluent.connect.storage.partitioner.*) are accepted as aliases.")
+        .define(PARTITION_FIELD_NAME, ConfigType.LIST, "", None, Importance.MEDIUM,
+                "Field partitioner: value fields (dotted paths into nested structs) that name the folders.")
+        .define(PATH_FORMAT, ConfigType.STRING, "", None, Importance.MEDIUM,
+                "Time partitioner: Joda-style folder pattern, e.g. 'year'=YYYY/'month'=MM/'day'=dd/'hour'=HH.")
+        .define(PARTITION_DURATION_MS, ConfigType.LONG, -1, Range.at_least(-1), Importance.MEDIUM,
+                "Time partitioner: bucket width; timestamps are floored to it in 'timezone'.")
+        .define(TIMESTAMP_EXTRACTOR, ConfigType.STRING, timestamp_extractor,
+                CaseInsensitiveValidString.in_("Record", "RecordField", "Wallclock"), Importance.MEDIUM,
+                "Time partitioner: Record (Kafka timestamp), RecordField (timestamp.field) or Wallclock "
+                "(not deterministic).")
+        .define(TIMESTAMP_FIELD, ConfigType.STRING, "timestamp", None, Importance.LOW,
+                "RecordField extractor: value field (dotted path) holding epoch millis, a Timestamp or "
+                "ISO-8601 text.")
+        .define(TIMEZONE, ConfigType.STRING, timezone, LambdaValidator(_check_timezone, "an IANA zone"),
+                Importance.MEDIUM, "Time zone for time-based folders and the rotation schedule.")
+        .define(LOCALE, ConfigType.STRING, locale, LambdaValidator(_check_locale, "a locale tag"),
+                Importance.LOW, "Locale of month/day names in path.format (text fields MMM/EEE need an "
+                "English locale).")
+        .define(SCHEMA_COMPATIBILITY, ConfigType.STRING, "NONE",
+                CaseInsensitiveValidString.in_("NONE", "BACKWARD", "FORWARD", "FULL"), Importance.MEDIUM,
+                "On a value-schema change: NONE rotates; BACKWARD/FULL rotate on a newer version and project "
+                "older records to the open file's schema; FORWARD rotates on an older version and projects "
+                "newer ones.")
+        .define(INCLUDE_KAFKA_METADATA, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
+                "Add kafka_topic, kafka_partition, kafka_offset, kafka_timestamp and kafka_key columns.")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class StorageConfig:
+    """What partitioning and rotation need; each sink's config extends it."""
+
+    flush_size: int
+    rotate_interval_ms: int
+    rotate_schedule_interval_ms: int
+    partitioner: str
+    partition_fields: tuple[str, ...]
+    path_format: str
+    partition_duration_ms: int
+    timestamp_extractor: str
+    timestamp_field: str
+    timezone: str
+    locale: str
+    schema_compatibility: str
+    include_kafka_metadata: bool
+
+
+def storage_settings(p: Mapping[str, Any]) -> dict[str, Any]:
+    """:class:`StorageConfig`'s fields from parsed values (``hourly``/``daily`` expanded to ``time``)."""
+    kind = PARTITIONERS[p[PARTITIONER_CLASS]]
+    path_format, duration = p[PATH_FORMAT], p[PARTITION_DURATION_MS]
+    if kind == "hourly":
+        path_format, duration = _HOURLY
+    elif kind == "daily":
+        path_format, duration = _DAILY
+    return {
+        "flush_size": p[FLUSH_SIZE], "rotate_interval_ms": p[ROTATE_INTERVAL_MS],
+        "rotate_schedule_interval_ms": p[ROTATE_SCHEDULE_INTERVAL_MS],
+        "partitioner": "time" if kind in ("hourly", "daily") else kind,
+        "partition_fields": tuple(p[PARTITION_FIELD_NAME]), "path_format": path_format,
+        "partition_duration_ms": duration, "timestamp_extractor": p[TIMESTAMP_EXTRACTOR].lower(),
+        "timestamp_field": p[TIMESTAMP_FIELD], "timezone": p[TIMEZONE] or "UTC", "locale": p[LOCALE] or "en",
+        "schema_compatibility": p[SCHEMA_COMPATIBILITY].upper(),
+        "include_kafka_metadata": p[INCLUDE_KAFKA_METADATA],
+    }
+
+
+def storage_cross_check(parsed: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Rules that involve several keys, as ``(key, message)`` pairs (values may be ``None`` if invalid)."""
+    from seaway.connectors.lake.partitioner import check_path_format  # the partitioner imports this module
+
+    errors: list[tuple[str, str]] = []
+    kind = PARTITIONERS.get(parsed.get(PARTITIONER_CLASS) or "", "")
+    if kind == "field" and not parsed.get(PARTITION_FIELD_NAME):
+        errors.append((PARTITION_FIELD_NAME, "The field partitioner needs partition.field.name"))
+    if kind == "time":
+        if not parsed.get(PATH_FORMAT):
+            errors.append((PATH_FORMAT, "The time-based partitioner needs path.format"))
+        if (parsed.get(PARTITION_DURATION_MS) or -1) <= 0:
+            errors.append((PARTITION_DURATION_MS, "The time-based partitioner needs partition.duration.ms > 0"))
+    if kind in ("time", "hourly", "daily"):
+        if parsed.get(TIMEZONE) == "":
+            errors.append((TIMEZONE, "Timezone cannot be empty when using a time-based partitioner"))
+        if parsed.get(LOCALE) == "":
+            errors.append((LOCALE, "Locale cannot be empty when using a time-based partitioner"))
+        if parsed.get(PATH_FORMAT):
+            problem = check_path_format(parsed[PATH_FORMAT], parsed.get(LOCALE) or "en")
+            if problem:
+                errors.append((PATH_FORMAT, f"Invalid value {parsed[PATH_FORMAT]} for configuration "
+                                            f"{PATH_FORMAT}: {problem}"))
+    if parsed.get(ROTATE_INTERVAL_MS) == 0:
+        errors.append((ROTATE_INTERVAL_MS, "rotate.interval.ms must be -1 (off) or positive"))
+    schedule = parsed.get(ROTATE_SCHEDULE_INTERVAL_MS)
+    if schedule == 0:
+        errors.append((ROTATE_SCHEDULE_INTERVAL_MS, "rotate.schedule.interval.ms must be -1 (off) or positive"))
+    elif schedule is not None and schedule > 0 and parsed.get(TIMEZONE) == "":
+        errors.append((TIMEZONE, "rotate.schedule.interval.ms needs a timezone to align the schedule to"))
+    return errors
