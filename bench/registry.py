@@ -22,6 +22,19 @@ The registry runs on a real broker subprocess (``KafkaSchemaLog``, leader electi
 
 Exit status 0 when every target is met: ours/bare >= 0.8 for both endpoints, and p99 <= 10 ms
 at 1,000 req/s.
+
+``--growth`` measures something else: one subject grown to ``--versions`` versions (1,000 by
+default), each adding an optional field, registered one at a time over HTTP into a
+``seaway registry`` process on a real broker, under each level of ``--levels`` (BACKWARD,
+BACKWARD_TRANSITIVE, FULL_TRANSITIVE by default; a fresh topic each). It prints the
+registration latency (p50/p99/max over all versions and over the last 100), the registry's
+CPU time per registration (which other work on the machine moves far less than latency), its
+RSS (VmRSS) and peak (VmHWM), the RSS after a restart replays the topic, and the first
+registration after that restart. The ceiling is the bare parse of the last version's text
+(avro + fastavro, in this process): the work no registry can skip. Exit status 0 when
+BACKWARD meets issue 14's targets: RSS <= 200 MB and p99 <= 50 ms at 1,000 versions::
+
+    .venv/bin/python bench/registry.py --growth [--versions 1000] [--levels BACKWARD,FULL_TRANSITIVE]
 """
 
 from __future__ import annotations
@@ -496,6 +509,122 @@ def report_fixed(runs: dict[str, list[LoadResult]], nice_note: str = "") -> dict
     return p99s
 
 
+# --- growth: one subject, many versions ---------------------------------------------------
+
+GROWTH_RSS_MB = 200.0
+GROWTH_P99_MS = 50.0
+
+
+def grown_schema(n: int) -> str:
+    """Version n + 1 of the grown subject: the bench event plus n optional fields."""
+    data = json.loads(bench_schema(0))
+    data["name"] = "Grown"
+    data["fields"] += [{"name": f"extra_{i}", "type": ["null", "string"], "default": None} for i in range(n)]
+    return json.dumps(data)
+
+
+def proc_status_mb(pid: int, key: str) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def bare_parse_ms(text: str, repeat: int = 5) -> float:
+    """The ceiling: avro and fastavro parsing the text, nothing else (best of ``repeat``)."""
+    import avro.schema
+    import fastavro
+
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        avro.schema.parse(text)
+        fastavro.parse_schema(json.loads(text))
+        best = min(best, time.perf_counter() - started)
+    return best * 1000
+
+
+def growth_run(bootstrap: str, level: str, versions: int) -> dict[str, float]:
+    import httpx
+
+    from tests.schema_registry.registry_support import RegistryProcess
+
+    topic = f"_schemas_growth_{level.lower()}"
+    overrides = (f"schema.compatibility.level={level}", f"kafkastore.topic={topic}",
+                 f"schema.registry.group.id=growth-{level.lower()}")
+    headers = {"Content-Type": CONTENT_TYPE}
+    with RegistryProcess(bootstrap, *overrides) as registry:
+        assert registry.proc is not None
+        pid = registry.proc.pid
+        latencies = []
+        with httpx.Client(base_url=registry.url, headers=headers, timeout=600) as client:
+            client.post("/subjects/warm-up/versions", content=json.dumps({"schema": grown_schema(0)}))
+            rss_start = proc_status_mb(pid, "VmRSS")
+            cpu_start = cpu_last = cpu_seconds(pid)
+            for n in range(versions):
+                if n == versions - 100:
+                    cpu_last = cpu_seconds(pid)
+                body = json.dumps({"schema": grown_schema(n)})
+                started = time.perf_counter()
+                r = client.post("/subjects/grown-value/versions", content=body)
+                latencies.append((time.perf_counter() - started) * 1000)
+                if r.status_code != 200:
+                    raise RuntimeError(f"version {n + 1}: {r.status_code} {r.text[:300]}")
+            rss_end, rss_peak = proc_status_mb(pid, "VmRSS"), proc_status_mb(pid, "VmHWM")
+            cpu_end = cpu_seconds(pid)
+    with RegistryProcess(bootstrap, *overrides) as again:
+        assert again.proc is not None
+        rss_restart = proc_status_mb(again.proc.pid, "VmRSS")
+        with httpx.Client(base_url=again.url, headers=headers, timeout=600) as client:
+            started = time.perf_counter()
+            r = client.post("/subjects/grown-value/versions", content=json.dumps({"schema": grown_schema(versions)}))
+            first_after_restart = (time.perf_counter() - started) * 1000
+            if r.status_code != 200:
+                raise RuntimeError(f"after restart: {r.status_code} {r.text[:300]}")
+    ordered, last = sorted(latencies), sorted(latencies[-100:])
+    return {
+        "p50": _percentile(ordered, 0.50), "p99": _percentile(ordered, 0.99), "max": ordered[-1],
+        "last_p50": _percentile(last, 0.50), "last_p99": _percentile(last, 0.99), "last_max": last[-1],
+        "rss_start": rss_start, "rss_end": rss_end, "rss_peak": rss_peak, "rss_restart": rss_restart,
+        "first_after_restart": first_after_restart,
+        "cpu_ms": (cpu_end - cpu_start) * 1000 / versions,
+        "last_cpu_ms": (cpu_end - cpu_last) * 1000 / min(100, versions),
+    }
+
+
+def growth_main(versions: int, levels: list[str]) -> int:
+    from tests.support.broker import BrokerProcess
+
+    ceiling = bare_parse_ms(grown_schema(versions - 1))
+    print(f"one subject grown to {versions} versions (version n has {len(json.loads(bench_schema(0))['fields'])} "
+          f"+ n - 1 fields); ceiling: avro + fastavro parse of the last text alone {ceiling:.1f} ms; "
+          f"load average {os.getloadavg()[0]:.1f}")
+    results: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="seaway-bench-growth-") as tmp:
+        broker = BrokerProcess(Path(tmp) / "broker").start()
+        try:
+            for level in levels:
+                r = results[level] = growth_run(broker.bootstrap, level, versions)
+                print(f"  {level:20s} registration p50 {r['p50']:6.1f} p99 {r['p99']:7.1f} max {r['max']:7.1f} ms; "
+                      f"last 100: p50 {r['last_p50']:6.1f} p99 {r['last_p99']:7.1f} ms "
+                      f"({r['last_p50'] / ceiling:.1f}x the bare parse)\n"
+                      f"  {'':20s} registry CPU per registration {r['cpu_ms']:.1f} ms, last 100 "
+                      f"{r['last_cpu_ms']:.1f} ms ({r['last_cpu_ms'] / ceiling:.1f}x the bare parse)\n"
+                      f"  {'':20s} RSS {r['rss_start']:.0f} -> {r['rss_end']:.0f} MB (peak {r['rss_peak']:.0f}); "
+                      f"after a restart {r['rss_restart']:.0f} MB, "
+                      f"first registration {r['first_after_restart']:.0f} ms",
+                      flush=True)
+        finally:
+            broker.stop()
+    backward = results.get("BACKWARD")
+    if backward is None:
+        return 0
+    met = backward["rss_peak"] <= GROWTH_RSS_MB and backward["p99"] <= GROWTH_P99_MS
+    print(f"BACKWARD targets (peak RSS <= {GROWTH_RSS_MB:.0f} MB, p99 <= {GROWTH_P99_MS:.0f} ms at {versions} "
+          f"versions): {'met' if met else 'NOT met'}; load average now {os.getloadavg()[0]:.1f}")
+    return 0 if met else 1
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="short rounds (the whole run under a minute)")
@@ -509,7 +638,13 @@ def main() -> int:
                    help="niceness of servers and generator during the fixed-rate runs only (e.g. -10, needs "
                         "root): on a machine busy with other work, measures the server rather than the queue "
                         "for a CPU; the closed-loop runs are never reprioritized")
+    p.add_argument("--growth", action="store_true", help="one subject grown version by version (see above)")
+    p.add_argument("--versions", type=int, default=1000, help="--growth: versions to register (default 1000)")
+    p.add_argument("--levels", default="BACKWARD,BACKWARD_TRANSITIVE,FULL_TRANSITIVE",
+                   help="--growth: compatibility levels to run, comma-separated")
     args = p.parse_args()
+    if args.growth:
+        return growth_main(args.versions, [level.strip().upper() for level in args.levels.split(",")])
     seconds = args.seconds or (2.0 if args.quick else 4.0)
     rounds = args.rounds or (2 if args.quick else 5)
     fixed_rounds = rounds

@@ -13,9 +13,9 @@ from seaway.schema_registry.settings import RegistrySettings
 def test_defaults_are_confluents() -> None:
     s = RegistrySettings()
     assert s.kafkastore_topic == "_schemas"
-    assert s.listeners == "http://0.0.0.0:8081"
+    assert s.listeners == "http://127.0.0.1:8081"  # Confluent: 0.0.0.0; Seaway binds loopback unless told
     assert s.compatibility_level is CompatibilityLevel.BACKWARD
-    assert s.first_listener == ("http", "0.0.0.0", 8081)
+    assert s.first_listener == ("http", "127.0.0.1", 8081)
     assert s.leader_eligibility is True and s.mode_mutability is True
 
 

@@ -54,7 +54,7 @@ def test_config_mode_and_delete_records() -> None:
     svc.delete_subject("s", permanent=True)
     got = [(r.key, r.value) for r in log.records()[1:]]
     assert got == [
-        (b'{"keytype":"CONFIG","subject":null,"magic":0}', b'{"compatibilityLevel":"FULL"}'),
+        (b'{"keytype":"CONFIG","magic":0}', b'{"compatibilityLevel":"FULL"}'),
         (b'{"keytype":"CONFIG","subject":"s","magic":0}', b'{"compatibilityLevel":"NONE"}'),
         (b'{"keytype":"MODE","subject":"s","magic":0}', b'{"subject":"s","mode":"READONLY"}'),
         (b'{"keytype":"MODE","subject":"s","magic":0}', None),

@@ -11,12 +11,25 @@ Leadership: given explicitly, or, when the app opens the Kafka log itself, a
 during lifespan startup and leaves it at shutdown; an in-memory log without a given
 leadership is always the leader. Writes at a follower are forwarded (``api/forward.py``).
 Shutdown order: leave the group (others re-elect at once), stop tailing, close the log.
+
+Security (:mod:`seaway.schema_registry.security`): HTTP Basic authentication sits in front of
+every route; the ``_schemas`` clients and the elector use the ``kafkastore.*`` security
+settings; forwarding to an https leader verifies it with the registry's ``ssl.*`` settings.
+The HTTPS listener itself is the server's (``seaway registry``).
+
+Garbage collection: while the app runs, the young-generation threshold of Python's cyclic GC
+is raised to :data:`YOUNG_GC_THRESHOLD` (restored at shutdown). Parsing a large schema makes
+tens of thousands of short-lived avro objects; at the default of 700 they were promoted
+while still in use and forced a full collection every registration or two (60-95 ms pauses,
+the whole p99 of a subject grown to 300 versions). Now they die young, freed by refcount.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+import os
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -35,6 +48,7 @@ from seaway.schema_registry.api.common import (
 from seaway.schema_registry.api.forward import install_forwarding
 from seaway.schema_registry.api.openapi import registry_openapi
 from seaway.schema_registry.log import SchemaLog
+from seaway.schema_registry.security import RegistrySecurity, install_authentication, registry_security
 from seaway.schema_registry.service import Leadership, RegistryService
 from seaway.schema_registry.settings import RegistrySettings
 from seaway.swagger_ui import install_swagger_ui
@@ -42,7 +56,9 @@ from seaway.swagger_ui import install_swagger_ui
 if TYPE_CHECKING:
     from seaway.schema_registry.leader_election import KafkaLeaderElector
 
-__all__ = ["LogTailer", "create_app"]
+__all__ = ["YOUNG_GC_THRESHOLD", "LogTailer", "create_app"]
+
+YOUNG_GC_THRESHOLD = 100_000
 
 logger = logging.getLogger(__name__)
 
@@ -72,16 +88,16 @@ class LogTailer:
                 self._stop.wait(self._poll_timeout)
 
 
-def _kafka_log(settings: RegistrySettings) -> SchemaLog:
+def _kafka_log(settings: RegistrySettings, security: RegistrySecurity) -> SchemaLog:
     from seaway.schema_registry.kafka_log import KafkaSchemaLog
 
-    return KafkaSchemaLog.from_settings(settings)
+    return KafkaSchemaLog.from_settings(settings, extra_config=security.kafka_client)
 
 
-def _kafka_elector(settings: RegistrySettings) -> KafkaLeaderElector:
+def _kafka_elector(settings: RegistrySettings, security: RegistrySecurity) -> KafkaLeaderElector:
     from seaway.schema_registry.leader_election import KafkaLeaderElector
 
-    return KafkaLeaderElector.from_settings(settings)
+    return KafkaLeaderElector.from_settings(settings, security=security.protocol)
 
 
 def create_app(
@@ -89,11 +105,17 @@ def create_app(
     *,
     log: SchemaLog | None = None,
     leadership: Leadership | None = None,
+    security: RegistrySecurity | None = None,
 ) -> FastAPI:
-    """Build the registry app; ``log`` defaults to the Kafka topic named by ``settings``."""
+    """Build the registry app; ``log`` defaults to the Kafka topic named by ``settings``.
+
+    ``security`` defaults to what ``settings`` (and the environment) ask for; a setting that
+    cannot be honoured raises :class:`~seaway.schema_registry.settings.SettingsError`.
+    """
     settings = settings or RegistrySettings()
-    schema_log = log if log is not None else _kafka_log(settings)
-    elector = _kafka_elector(settings) if log is None and leadership is None else None
+    security = security or registry_security(settings, os.environ)
+    schema_log = log if log is not None else _kafka_log(settings, security)
+    elector = _kafka_elector(settings, security) if log is None and leadership is None else None
     if elector is not None:
         leadership = elector
     service = RegistryService(
@@ -116,10 +138,13 @@ def create_app(
             elected = await asyncio.to_thread(elector.wait_for_election, settings.kafkastore_init_timeout_ms / 1000)
             if elected is None or elected.leader_identity is None:
                 logger.warning("no registry leader elected yet; writes will fail with 50004 until one is")
-        app.state.forward_client = httpx.AsyncClient(timeout=30.0)
+        app.state.forward_client = httpx.AsyncClient(timeout=30.0, verify=security.client_ssl or True)
+        thresholds = gc.get_threshold()
+        gc.set_threshold(max(thresholds[0], YOUNG_GC_THRESHOLD), *thresholds[1:])
         try:
             yield
         finally:
+            gc.set_threshold(*thresholds)
             await app.state.forward_client.aclose()
             if elector is not None:
                 await asyncio.to_thread(elector.stop)
@@ -146,10 +171,11 @@ def create_app(
         app.include_router(router)
     app.state.methods = method_table([
         *((path, [method]) for method, path, _ in HOT_ROUTES),
-        *((r.path, r.methods) for router in ROUTERS for r in router.routes if isinstance(r, APIRoute)),
+        *((r.path, r.methods or ()) for router in ROUTERS for r in router.routes if isinstance(r, APIRoute)),
     ])
     install_error_handlers(app)
     install_forwarding(app)
     app.openapi = lambda: registry_openapi(app)  # type: ignore[method-assign]
     install_swagger_ui(app, title="Seaway Schema Registry")
+    install_authentication(app, security)  # last: the outermost middleware
     return app

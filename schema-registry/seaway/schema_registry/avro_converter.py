@@ -16,6 +16,9 @@ plugins). Config (Confluent's names and defaults; the worker passes ``key.conver
   class names ``io.confluent.kafka.serializers.subject.<Strategy>``.
 * ``normalize.schemas`` (false), ``connect.meta.data`` (true: keep ``connect.*`` properties
   in the Avro schema), ``schemas.cache.config`` (1000 schemas remembered per direction).
+* ``basic.auth.credentials.source`` (URL), ``basic.auth.user.info`` and the
+  ``schema.registry.ssl.*`` settings: how to log in to and verify an HTTPS registry with
+  basic authentication (:mod:`seaway.schema_registry.client_security`).
 
 Per record, the converter does one dict lookup per direction plus the encode/decode:
 Connect schema -> (Avro schema, value function) is cached by schema, (subject, schema) -> id
@@ -43,6 +46,7 @@ from seaway.connect.api.errors import ConfigError, DataError, RetriableError
 from seaway.connect.api.headers import Headers
 from seaway.schema_registry.avro_decoder import DECODE_ERRORS, Decoder, compile_decoder
 from seaway.schema_registry.client import SchemaRegistryClient
+from seaway.schema_registry.client_security import CREDENTIALS_SOURCE, USER_INFO, registry_client_security
 from seaway.schema_registry.connect_avro import Fn, avro_to_connect, connect_to_avro, to_avro_fn
 from seaway.schema_registry.errors import RegistryError
 from seaway.schema_registry.wire import (
@@ -133,6 +137,11 @@ class AvroConverter(Converter):
                 "Size of the converter's schema caches.")
         .define(CONVERTER_TYPE_CONFIG, ConfigType.STRING, "value", ValidString.in_("key", "value"),
                 Importance.LOW, "How this converter will be used.")
+        .define(CREDENTIALS_SOURCE, ConfigType.STRING, "URL", ValidString.in_("URL", "USER_INFO", "SASL_INHERIT"),
+                Importance.MEDIUM, "Where the registry's basic-auth credentials come from: the URL's user info, "
+                "basic.auth.user.info, or sasl.jaas.config.")
+        .define(USER_INFO, ConfigType.PASSWORD, None, None, Importance.MEDIUM,
+                "user:password for the registry's basic authentication (with USER_INFO).")
     )
 
     def __init__(self, client: SchemaRegistryClient | None = None) -> None:
@@ -151,7 +160,8 @@ class AvroConverter(Converter):
         if self._own_client:
             if self._client is not None:
                 self._client.close()
-            self._client = SchemaRegistryClient(self._urls[0])
+            security = registry_client_security(self._urls[0], configs)
+            self._client = SchemaRegistryClient(security.url, auth=security.auth, verify=security.verify)
 
     def _configure_values(self, values: Mapping[str, Any]) -> None:
         urls = [u for u in values[SCHEMA_REGISTRY_URL_CONFIG] if u]

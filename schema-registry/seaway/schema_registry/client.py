@@ -9,6 +9,7 @@ Confluent code; transport failures as ``RegistryError`` 50001 (retriable).
 from __future__ import annotations
 
 import json
+import ssl
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -61,8 +62,11 @@ def _code(value: object, status: int) -> ErrorCode:
 class SchemaRegistryClient:
     """``SchemaRegistryClient("http://localhost:8081")``; thread-safe; close it (or use ``with``)."""
 
-    def __init__(self, url: str, *, timeout: float = 10.0, http: httpx.Client | None = None) -> None:
-        self._http = http or httpx.Client(base_url=url.rstrip("/"), timeout=timeout)
+    def __init__(self, url: str, *, timeout: float = 10.0, http: httpx.Client | None = None,
+                 auth: tuple[str, str] | None = None, verify: ssl.SSLContext | bool = True) -> None:
+        """``auth``: HTTP Basic credentials; ``verify``: how an https registry is verified
+        (see :mod:`seaway.schema_registry.client_security` for Confluent's settings)."""
+        self._http = http or httpx.Client(base_url=url.rstrip("/"), timeout=timeout, auth=auth, verify=verify)
         self._lock = threading.Lock()
         self._ids: dict[tuple[str, str, bool], int] = {}
         self._schemas: dict[int, str] = {}

@@ -51,6 +51,7 @@ class ErrorCode(IntEnum):
     NOT_FOUND = 404
     METHOD_NOT_ALLOWED = 405
     NOT_ACCEPTABLE = 406
+    PAYLOAD_TOO_LARGE = 413
     UNSUPPORTED_MEDIA_TYPE = 415
     UNPROCESSABLE_ENTITY = 422
     INTERNAL_SERVER_ERROR = 500
@@ -160,7 +161,13 @@ def version_not_soft_deleted(subject: str, version: int) -> RegistryError:
     )
 
 
+_MAX_DETAIL = 4096
+
+
 def invalid_schema(detail: str) -> RegistryError:
+    """42201; a parser's message is cut at 4 KiB (they can quote the schema they reject)."""
+    if len(detail) > _MAX_DETAIL:
+        detail = detail[:_MAX_DETAIL] + f"... ({len(detail) - _MAX_DETAIL} more characters)"
     return RegistryError(ErrorCode.INVALID_SCHEMA, f"Invalid schema: {detail}")
 
 

@@ -92,6 +92,9 @@ class KafkaSchemaLog:
             "enable.auto.offset.store": False,
             "auto.offset.reset": "earliest",
             "fetch.wait.max.ms": 100,
+            # librdkafka prefetches up to 64 MB per partition by default; replaying a topic of
+            # large schemas then held that much in the client's queue (RSS after a restart).
+            "queued.max.messages.kbytes": 8192,
         }
         self._consumer = Consumer(reader)
         # A second handle for watermark queries: on the reading handle they wait behind poll().
@@ -101,12 +104,14 @@ class KafkaSchemaLog:
         self._write_lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings: RegistrySettings) -> KafkaSchemaLog:
+    def from_settings(cls, settings: RegistrySettings, extra_config: dict[str, Any] | None = None) -> KafkaSchemaLog:
+        """``extra_config``: the ``kafkastore.*`` security settings, in librdkafka's names."""
         return cls(
             settings.kafkastore_bootstrap_servers,
             settings.kafkastore_topic,
             replication_factor=settings.kafkastore_topic_replication_factor,
             timeout=settings.kafkastore_init_timeout_ms / 1000,
+            extra_config=extra_config,
         )
 
     # -- topic ----------------------------------------------------------------------------

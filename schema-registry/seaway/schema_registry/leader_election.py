@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from seaway.protocol.client import KafkaConnection, KafkaWireError
+from seaway.protocol.client import PLAINTEXT, ClientSecurity, KafkaConnection, KafkaWireError
 from seaway.protocol.errors import (
     IllegalGenerationError,
     KafkaProtocolError,
@@ -178,8 +178,10 @@ class KafkaLeaderElector:
         heartbeat_interval_ms: int = 3_000,
         rebalance_timeout_ms: int = 30_000,
         client_id: str = "seaway-schema-registry",
+        security: ClientSecurity = PLAINTEXT,
     ) -> None:
         self.bootstrap_servers = bootstrap_servers
+        self.security = security
         self.identity = identity
         self.group_id = group_id
         self.session_timeout = session_timeout_ms / 1000
@@ -198,7 +200,8 @@ class KafkaLeaderElector:
         self._thread = threading.Thread(target=self._thread_main, name="sr-leader-election", daemon=True)
 
     @classmethod
-    def from_settings(cls, settings: RegistrySettings) -> KafkaLeaderElector:
+    def from_settings(cls, settings: RegistrySettings, security: ClientSecurity = PLAINTEXT) -> KafkaLeaderElector:
+        """``security``: the ``kafkastore.*`` security settings (see :mod:`seaway.schema_registry.security`)."""
         return cls(
             settings.kafkastore_bootstrap_servers,
             RegistryIdentity.from_url(settings.advertised_url, settings.leader_eligibility),
@@ -206,6 +209,7 @@ class KafkaLeaderElector:
             session_timeout_ms=settings.session_timeout_ms,
             heartbeat_interval_ms=settings.heartbeat_interval_ms,
             rebalance_timeout_ms=settings.rebalance_timeout_ms,
+            security=security,
         )
 
     # -- Leadership -----------------------------------------------------------------------
@@ -314,7 +318,7 @@ class KafkaLeaderElector:
             await conn.close()
 
     async def _find_coordinator(self) -> KafkaConnection:
-        bootstrap = await KafkaConnection.open_any(self.bootstrap_servers, self.client_id)
+        bootstrap = await KafkaConnection.open_any(self.bootstrap_servers, self.client_id, security=self.security)
         try:
             request = FindCoordinatorRequest(key=self.group_id, key_type=0)
             response, _ = await bootstrap.call(request, FindCoordinatorResponse, cap=3)
@@ -323,7 +327,7 @@ class KafkaLeaderElector:
         if response.error_code:
             raise error_for_code(response.error_code)(response.error_message or "FindCoordinator failed")
         self._coordinator = (response.host, response.port)
-        return await KafkaConnection.open(response.host, response.port, self.client_id)
+        return await KafkaConnection.open(response.host, response.port, self.client_id, security=self.security)
 
     def _check(self, code: int, what: str) -> None:
         if code == 0:
@@ -386,7 +390,7 @@ class KafkaLeaderElector:
         if not member_id or coordinator is None:
             return
         try:
-            conn = await KafkaConnection.open(*coordinator, self.client_id, timeout=2.0)
+            conn = await KafkaConnection.open(*coordinator, self.client_id, timeout=2.0, security=self.security)
             try:
                 request = LeaveGroupRequest(
                     group_id=self.group_id,

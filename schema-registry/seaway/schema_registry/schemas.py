@@ -24,10 +24,11 @@ the schema too, because the serde encodes with it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,13 +36,22 @@ import avro.errors
 import avro.name
 import avro.schema as avs
 import fastavro.schema
-from seaway.schema_registry.errors import invalid_schema
+from seaway.schema_registry.errors import RegistryError, invalid_schema
+from seaway.schema_registry.nesting import MAX_JSON_DEPTH, json_depth_exceeds
 
 __all__ = [
+    "ARRAY",
+    "ENUM",
+    "FIXED",
+    "MAP",
+    "NAMED_KINDS",
+    "RECORD",
     "SCHEMA_TYPE_AVRO",
+    "UNION",
     "ParsedSchema",
     "SchemaReference",
     "aliases_of",
+    "kind",
     "parse_schema",
 ]
 
@@ -51,6 +61,37 @@ _NAMED_RESERVED = {"type", "name", "namespace", "doc", "aliases", "fields", "sym
 _FIELD_RESERVED = {"name", "type", "doc", "default", "order", "aliases"}
 _INT_RANGE = (-(2**31), 2**31 - 1)
 _LONG_RANGE = (-(2**63), 2**63 - 1)
+
+
+UNION, ARRAY, MAP, RECORD, ENUM, FIXED, NAMED, PRIMITIVE = (
+    "union", "array", "map", "record", "enum", "fixed", "named", "primitive"
+)
+NAMED_KINDS = frozenset({RECORD, ENUM, FIXED, NAMED})
+_KINDS: dict[type, str] = {}
+
+
+def kind(s: avs.Schema) -> str:
+    """What ``s`` is, decided once per avro class.
+
+    avro's schema classes are ``abc.ABC`` subclasses, so each ``isinstance`` test costs
+    ~120 ns; every walk here (emit, defaults, compatibility) made several per node, a few
+    milliseconds of a 1,000-field registration. A dict hit per node instead.
+    """
+    cls = type(s)
+    found = _KINDS.get(cls)
+    if found is None:
+        found = (
+            UNION if isinstance(s, avs.UnionSchema)
+            else ARRAY if isinstance(s, avs.ArraySchema)
+            else MAP if isinstance(s, avs.MapSchema)
+            else RECORD if isinstance(s, avs.RecordSchema)
+            else ENUM if isinstance(s, avs.EnumSchema)
+            else FIXED if isinstance(s, avs.FixedSchema)
+            else NAMED if isinstance(s, avs.NamedSchema)
+            else PRIMITIVE
+        )
+        _KINDS[cls] = found
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +119,13 @@ class ParsedSchema:
     canonical: str
     references: tuple[SchemaReference, ...] = ()
     dependencies: tuple[str, ...] = field(default=(), compare=False)
+    _referenced: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    normalized: bool = field(default=False, compare=False)
+
+    @property
+    def weight(self) -> int:
+        """Characters of text behind this object: what caches bound (see ``cache.py``)."""
+        return len(self.canonical) + sum(len(d) for d in self.dependencies)
 
     @property
     def identity(self) -> tuple[str, str, tuple[SchemaReference, ...]]:
@@ -86,7 +134,29 @@ class ParsedSchema:
 
     def resolved(self) -> str:
         """The schema with every referenced type inlined at its first use."""
-        return _dumps(_emit(self.avro_schema, None, set(), full_names=False, sort_props=False))
+        with _nesting_guard():
+            return _dumps(_emit(self.avro_schema, None, set(), full_names=False, sort_props=False))
+
+    @property
+    def fingerprint(self) -> bytes:
+        """A digest of the *normalized* form: equal for the same schema however it is spelled.
+
+        Key order, namespace spelling (``name`` + ``namespace`` or a full name), property and
+        alias order do not change it; everything that matters to readers (types, names,
+        defaults, docs, aliases, custom properties) does. Confluent matches a schema against
+        a subject's versions this way (Avro ``Schema.equals``), so a re-registration with
+        reordered keys finds its version. Computed once per object (an ``_emit`` walk).
+        """
+        cached: bytes | None = self.__dict__.get("_fingerprint")
+        if cached is None:
+            text = self.canonical
+            if not self.normalized:
+                with _nesting_guard():
+                    emitted = _emit(self.avro_schema, None, set(self._referenced), full_names=True, sort_props=True)
+                text = _dumps(emitted)
+            cached = hashlib.sha256(f"{self.schema_type}\0{text}".encode()).digest()
+            object.__setattr__(self, "_fingerprint", cached)
+        return cached
 
 
 def parse_schema(
@@ -104,39 +174,139 @@ def parse_schema(
     """
     if schema_type != SCHEMA_TYPE_AVRO:
         raise invalid_schema(f"Invalid schema type {schema_type}; this registry supports AVRO only")
+    for source in (text, *dependencies):
+        if isinstance(source, str) and json_depth_exceeds(source):
+            raise _too_deep()
     try:
-        data = json.loads(text)
+        data = _loads(text)
     except (TypeError, ValueError) as exc:
         raise invalid_schema(f"Invalid JSON: {exc}") from exc
-    names = avro.name.Names(validate_names=True)
+    names = _quiet_names()
     fast_named: dict[str, Any] = {}
     referenced: set[str] = set()
-    try:
-        with warnings.catch_warnings():
-            # Avro warns (IgnoredLogicalType) about invalid logical types and keeps the
-            # property, as Avro-Java does; the warning must not escape (tests run -W error).
-            warnings.simplefilter("ignore")
-            for dep in dependencies:
-                dep_data = json.loads(dep)
-                dep_schema = avs.make_avsc_object(dep_data, names)
-                fastavro.schema.parse_schema(dep_data, named_schemas=fast_named)
-                referenced.update(_defined_names(dep_schema))
-            parsed = avs.make_avsc_object(data, names)
-            fastavro.schema.parse_schema(data, named_schemas=fast_named)
-    except (
-        avro.errors.AvroException,
-        fastavro.schema.SchemaParseException,
-        ValueError,
-        TypeError,
-        KeyError,
-        AttributeError,
-    ) as exc:
-        raise invalid_schema(str(exc) or type(exc).__name__) from exc
-    if parsed is None:
-        raise invalid_schema("Empty schema")
-    _validate_defaults(parsed, set())
-    canonical = _dumps(_emit(parsed, None, set(referenced), full_names=normalize, sort_props=normalize))
-    return ParsedSchema(SCHEMA_TYPE_AVRO, parsed, canonical, tuple(references), tuple(dependencies))
+    with _nesting_guard():
+        try:
+            with warnings.catch_warnings():
+                # Avro warns (IgnoredLogicalType) about invalid logical types and keeps the
+                # property, as Avro-Java does; the warning must not escape (tests run -W error).
+                warnings.simplefilter("ignore")
+                for dep in dependencies:
+                    dep_data = _loads(dep)
+                    dep_schema = avs.make_avsc_object(dep_data, names)
+                    fastavro.schema.parse_schema(dep_data, named_schemas=fast_named)
+                    referenced.update(_defined_names(dep_schema))
+                parsed = avs.make_avsc_object(data, names)
+                fastavro.schema.parse_schema(data, named_schemas=fast_named)
+        except (
+            avro.errors.AvroException,
+            fastavro.schema.SchemaParseException,
+            ValueError,
+            TypeError,
+            KeyError,
+            AttributeError,
+        ) as exc:
+            raise invalid_schema(str(exc) or type(exc).__name__) from exc
+        if parsed is None:
+            raise invalid_schema("Empty schema")
+        _validate_defaults(parsed, set())
+        canonical = _dumps(_emit(parsed, None, set(referenced), full_names=normalize, sort_props=normalize))
+    return ParsedSchema(
+        SCHEMA_TYPE_AVRO, parsed, canonical, tuple(references), tuple(dependencies), frozenset(referenced), normalize
+    )
+
+
+def _make_field_objects(
+    field_data: Sequence[Mapping[str, object]], names: avro.name.Names, validate_names: bool = True
+) -> list[avs.Field]:
+    """avro 1.12's ``RecordSchema.make_field_objects`` with a set for the duplicate-name check.
+
+    avro keeps the names seen so far in a *list*, so a record of n fields costs n²/2 string
+    comparisons: 43 ms of a 1,000-field registration, and 3.8 s of CPU for a 1.3 MB body of
+    20,000 tiny fields (a few such requests stall the registry). Same fields, same errors,
+    same messages; installed once below, for this process's avro (pinned in pyproject.toml).
+    """
+    field_objects: list[avs.Field] = []
+    seen: set[object] = set()
+    for data in field_data:
+        if not callable(getattr(data, "get", None)):
+            raise avro.errors.SchemaParseException(f"Not a valid field: {data}")
+        new_field = avs.Field(
+            data.get("type"),
+            data.get("name"),
+            "default" in data,
+            data.get("default"),
+            data.get("order"),
+            names,
+            data.get("doc"),
+            avs.get_other_props(data, avs.FIELD_RESERVED_PROPS),
+            validate_names=validate_names,
+        )
+        if new_field.name in seen:
+            raise avro.errors.SchemaParseException(f"Field name {new_field.name} already in use.")
+        seen.add(new_field.name)
+        field_objects.append(new_field)
+    return field_objects
+
+
+avs.RecordSchema.make_field_objects = staticmethod(_make_field_objects)  # type: ignore[method-assign]
+
+
+def _too_deep() -> RegistryError:
+    return invalid_schema(f"the schema nests deeper than {MAX_JSON_DEPTH} levels")
+
+
+class _nesting_guard:
+    """Turn a ``RecursionError`` into 42201.
+
+    Each text is measured before parsing (``nesting.py``), so this only fires for a
+    combination the measure cannot see: a chain of references, each within the limit, whose
+    types nest into one another. A failed walk is dropped whole, so nothing half-built stays.
+    """
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        if exc_type is not None and issubclass(exc_type, RecursionError):
+            raise _too_deep() from None
+
+
+class _QuietDict(dict[str, Any]):
+    """A JSON object whose ``repr`` stays short.
+
+    avro wraps the failure of each nested level in a message quoting that level's whole JSON
+    (``Type property "{...}" not a valid Avro schema: <inner message>``); with plain dicts a
+    3.6 MB schema 60 levels deep built a 106 MB message and peaked at 2.3 GB. With this,
+    each level adds a line, not a copy of everything below it.
+    """
+
+    def __repr__(self) -> str:
+        shown = [f"{k!r}: {v!r}" for k in ("type", "name") if isinstance(v := self.get(k), str) and len(v) <= 64]
+        return "{" + ", ".join(shown) + (", ...}" if len(self) > len(shown) else "}")
+
+    __str__ = __repr__
+
+
+class _QuietKeys(KeysView[str]):
+    def __repr__(self) -> str:
+        return f"<{len(self)} names>"
+
+
+class _QuietNameTable(dict[str, Any]):
+    """avro's table of defined names, printed as a count (avro quotes it at every array level)."""
+
+    def keys(self) -> _QuietKeys:  # type: ignore[override]
+        return _QuietKeys(self)
+
+
+def _quiet_names() -> avro.name.Names:
+    names = avro.name.Names(validate_names=True)
+    names.names = _QuietNameTable()
+    return names
+
+
+def _loads(text: str) -> Any:
+    return json.loads(text, object_pairs_hook=_QuietDict)
 
 
 def _dumps(value: Any) -> str:
@@ -147,19 +317,20 @@ def _defined_names(schema: avs.Schema) -> set[str]:
     """Full names of every named type defined inside ``schema``."""
     found: set[str] = set()
 
-    def walk(s: avs.Schema) -> None:
-        if isinstance(s, avs.NamedSchema):
+    def walk(s: Any) -> None:  # an avro schema, dispatched by kind()
+        k = kind(s)
+        if k in NAMED_KINDS:
             if s.fullname in found:
                 return
             found.add(s.fullname)
-        if isinstance(s, avs.RecordSchema):
+        if k == RECORD:
             for f in s.fields:
                 walk(f.type)
-        elif isinstance(s, avs.ArraySchema):
+        elif k == ARRAY:
             walk(s.items)
-        elif isinstance(s, avs.MapSchema):
+        elif k == MAP:
             walk(s.values)
-        elif isinstance(s, avs.UnionSchema):
+        elif k == UNION:
             for branch in s.schemas:
                 walk(branch)
 
@@ -189,23 +360,27 @@ def _ref(fullname: str, namespace: str | None, full_names: bool) -> str:
     return fullname if "." in short else short
 
 
-def _emit(s: avs.Schema, ns: str | None, seen: set[str], *, full_names: bool, sort_props: bool) -> Any:
-    """Re-emit a parsed schema as JSON data in a fixed key order (see the module docstring)."""
-    if isinstance(s, avs.UnionSchema):
+def _emit(s: Any, ns: str | None, seen: set[str], *, full_names: bool, sort_props: bool) -> Any:
+    """Re-emit a parsed schema as JSON data in a fixed key order (see the module docstring).
+
+    ``s`` is an avro schema; walks here dispatch on :func:`kind`, so they take ``Any``.
+    """
+    k = kind(s)
+    if k == UNION:
         return [_emit(b, ns, seen, full_names=full_names, sort_props=sort_props) for b in s.schemas]
-    if isinstance(s, avs.ArraySchema):
+    if k == ARRAY:
         out: dict[str, Any] = {
             "type": "array",
             "items": _emit(s.items, ns, seen, full_names=full_names, sort_props=sort_props),
         }
         out.update(_props(s.other_props, {"items"}, sort_props))
         return out
-    if isinstance(s, avs.MapSchema):
+    if k == MAP:
         values = _emit(s.values, ns, seen, full_names=full_names, sort_props=sort_props)
         out = {"type": "map", "values": values}
         out.update(_props(s.other_props, {"values"}, sort_props))
         return out
-    if not isinstance(s, avs.NamedSchema):
+    if k not in NAMED_KINDS:
         extra = _props(s.other_props, set(), sort_props)
         return dict([("type", s.type), *extra]) if extra else s.type
     if s.fullname in seen:
@@ -222,13 +397,13 @@ def _emit(s: avs.Schema, ns: str | None, seen: set[str], *, full_names: bool, so
     doc = getattr(s, "doc", None)
     if doc is not None:
         out["doc"] = doc
-    if isinstance(s, avs.RecordSchema):
+    if k == RECORD:
         out["fields"] = [_emit_field(f, own_ns, seen, full_names, sort_props) for f in s.fields]
-    elif isinstance(s, avs.EnumSchema):
+    elif k == ENUM:
         out["symbols"] = list(s.symbols)
         if s.props.get("default") is not None:
             out["default"] = s.props["default"]
-    elif isinstance(s, avs.FixedSchema):
+    elif k == FIXED:
         out["size"] = s.size
     aliases = aliases_of(s.props)
     if aliases:
@@ -256,13 +431,14 @@ def _emit_field(f: avs.Field, ns: str | None, seen: set[str], full_names: bool, 
     return out
 
 
-def _validate_defaults(s: avs.Schema, seen: set[str]) -> None:
+def _validate_defaults(s: Any, seen: set[str]) -> None:
     """Reject field defaults that do not match the field type, as Avro-Java does."""
-    if isinstance(s, avs.NamedSchema):
+    k = kind(s)
+    if k in NAMED_KINDS:
         if s.fullname in seen:
             return
         seen.add(s.fullname)
-    if isinstance(s, avs.RecordSchema):
+    if k == RECORD:
         for f in s.fields:
             if f.has_default and not _valid_value(f.type, f.default):
                 raise invalid_schema(
@@ -270,24 +446,25 @@ def _validate_defaults(s: avs.Schema, seen: set[str]) -> None:
                     f"not a {_dumps(f.type.to_json())}"
                 )
             _validate_defaults(f.type, seen)
-    elif isinstance(s, avs.ArraySchema):
+    elif k == ARRAY:
         _validate_defaults(s.items, seen)
-    elif isinstance(s, avs.MapSchema):
+    elif k == MAP:
         _validate_defaults(s.values, seen)
-    elif isinstance(s, avs.UnionSchema):
+    elif k == UNION:
         for branch in s.schemas:
             _validate_defaults(branch, seen)
 
 
-def _valid_value(s: avs.Schema, value: Any) -> bool:
+def _valid_value(s: Any, value: Any) -> bool:
     """Whether a JSON default value fits schema ``s`` (Avro spec's JSON encoding of defaults).
 
     For unions any branch is accepted: the spec asks for the first, but Avro-Java (and so
     Confluent) accepts any, and rejecting what Confluent accepts breaks migrations.
     """
-    t = s.type
-    if isinstance(s, avs.UnionSchema):
+    k = kind(s)
+    if k == UNION:
         return any(_valid_value(b, value) for b in s.schemas)
+    t = s.type
     if t == "null":
         return value is None
     if t == "boolean":
@@ -301,15 +478,15 @@ def _valid_value(s: avs.Schema, value: Any) -> bool:
         return isinstance(value, int | float) and not isinstance(value, bool) and not math.isnan(float(value))
     if t in ("string", "bytes"):
         return isinstance(value, str)
-    if isinstance(s, avs.FixedSchema):
+    if k == FIXED:
         return isinstance(value, str) and len(value) == s.size
-    if isinstance(s, avs.EnumSchema):
+    if k == ENUM:
         return isinstance(value, str) and value in s.symbols
-    if isinstance(s, avs.ArraySchema):
+    if k == ARRAY:
         return isinstance(value, list) and all(_valid_value(s.items, v) for v in value)
-    if isinstance(s, avs.MapSchema):
+    if k == MAP:
         return isinstance(value, dict) and all(_valid_value(s.values, v) for v in value.values())
-    if isinstance(s, avs.RecordSchema):
+    if k == RECORD:
         if not isinstance(value, dict):
             return False
         return all(

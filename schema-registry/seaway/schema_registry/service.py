@@ -15,10 +15,9 @@ Lifecycle and ordering guarantees:
 
 Hot reads (what every Kafka client asks) have non-blocking variants for the HTTP event loop:
 :meth:`RegistryService.find_schema` is one dict lookup, and :meth:`RegistryService.lookup_nowait`
-answers a lookup from the parse cache when the state lock is free, else returns ``None`` so the
-caller runs :meth:`RegistryService.lookup` in a thread. Parsing and canonicalizing a schema
-text (avro + fastavro, ~1 ms) is cached by everything it depends on: the text, its type, the
-resolved references, the referenced schemas' texts and the normalize flag.
+answers a lookup from the resolver's caches when the state lock is free, else returns ``None`` so
+the caller runs :meth:`RegistryService.lookup` in a thread. Parsing, its bounded caches and
+matching a schema to a subject's version live in ``resolver.py``.
 
 Schema ids: the same schema (canonical text + type + references) gets the same id in every
 subject; a new one gets ``max id ever seen + 1``, so ids are never reused while the log
@@ -37,14 +36,17 @@ from typing import Any, Literal, Protocol
 from seaway.schema_registry import errors as e
 from seaway.schema_registry.compatibility import CompatibilityLevel, CompatibilityResult, check_compatibility
 from seaway.schema_registry.log import LogRecord, SchemaLog
-from seaway.schema_registry.schemas import SCHEMA_TYPE_AVRO, ParsedSchema, SchemaReference, parse_schema
+from seaway.schema_registry.resolver import ParseKey, SchemaResolver, WouldBlock
+from seaway.schema_registry.schemas import SCHEMA_TYPE_AVRO, ParsedSchema, SchemaReference
 from seaway.schema_registry.store import (
+    KeyType,
     Mode,
     RegistryStore,
     SchemaVersion,
     StoredSchema,
     config_record,
     delete_subject_record,
+    legacy_global_key,
     mode_record,
     schema_record,
 )
@@ -62,8 +64,10 @@ __all__ = [
 LATEST: Literal["latest"] = "latest"
 VersionSpec = int | Literal["latest"]
 _MAX_VERSION = 2**31 - 1
-_PARSE_CACHE_SIZE = 1024
-ParseKey = tuple[str, str, tuple[SchemaReference, ...], tuple[str, ...], bool]
+# Java's Character.isISOControl, as Confluent's QualifiedSubject.isValidSubject checks it.
+_CONTROL = frozenset(chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)))
+# Confluent's reserved subject names (QualifiedSubject GLOBAL_SUBJECT_NAME / EMPTY_SUBJECT_NAME).
+_RESERVED_SUBJECTS = frozenset({"__GLOBAL", "__EMPTY"})
 
 
 def parse_version(raw: str) -> VersionSpec:
@@ -132,9 +136,9 @@ class RegistryService:
         self.timeout = timeout
         self._state = threading.RLock()  # guards the store
         self._reader = threading.Lock()  # one thread consumes the log at a time
+        self._progress = threading.Condition()  # notified whenever records were applied
         self._writer = threading.Lock()  # one write decision at a time
-        self._parsed: dict[int, ParsedSchema] = {}
-        self._parse_cache: dict[ParseKey, ParsedSchema] = {}  # guarded by _state
+        self.resolver = SchemaResolver(self.store)
 
     # -- log following --------------------------------------------------------------------
 
@@ -150,8 +154,10 @@ class RegistryService:
         """Return once the record at ``target`` (or later) is applied to the store.
 
         Whoever holds the reader lock applies records: this thread, or the background
-        tailer (which may be blocked in ``read`` waiting for exactly this record). So we
-        only try the lock briefly and re-check, instead of queueing behind a long poll.
+        tailer (which may be blocked in ``read`` waiting for exactly this record). So when
+        the lock is taken we wait to be told that records were applied, and re-check: a
+        write returns as soon as the tailer has applied it (it used to poll the lock every
+        20 ms, which was a fixed 20 ms on a fifth of all registrations).
         """
         deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
         while self.store.applied_offset < target:
@@ -161,12 +167,16 @@ class RegistryService:
                     e.ErrorCode.OPERATION_TIMEOUT,
                     f"Timed out waiting for the _schemas log to reach offset {target}",
                 )
-            if self._reader.acquire(timeout=min(remaining, 0.02)):
+            if self._reader.acquire(blocking=False):
                 try:
                     if self.store.applied_offset < target:
                         self._apply(self.log.read(self.store.applied_offset + 1, min(remaining, 0.2)))
                 finally:
                     self._reader.release()
+            else:
+                with self._progress:
+                    if self.store.applied_offset < target:
+                        self._progress.wait(min(remaining, 0.05))
 
     def poll(self, timeout: float = 1.0) -> None:
         """Apply whatever new records arrive within ``timeout`` (for a background tailer)."""
@@ -177,6 +187,9 @@ class RegistryService:
         with self._state:
             for r in records:
                 self.store.apply(r.offset, r.key, r.value)
+        if records:
+            with self._progress:
+                self._progress.notify_all()
 
     def _write(self, records: Sequence[tuple[bytes, bytes | None]]) -> None:
         last = -1
@@ -198,76 +211,32 @@ class RegistryService:
 
     @staticmethod
     def check_subject(subject: str) -> None:
-        if not subject or any(ord(c) < 0x20 for c in subject):
+        """Refuse, with Confluent's 42208, a subject no route could reach again once created.
+
+        Confluent refuses control characters and its reserved names. Its Jersey routes match
+        the raw path, so there ``a%2Fb`` still reaches subject ``a/b``; ours (Starlette) match
+        the decoded path, so a subject holding ``/`` could be created but never read, updated
+        or deleted, and ``.``/``..`` are dot segments every HTTP client folds away. Those are
+        refused here too, at every create (register, config, mode), so nothing unreachable exists.
+        """
+        if (
+            not subject
+            or subject in (".", "..")
+            or "/" in subject
+            or subject in _RESERVED_SUBJECTS
+            or not _CONTROL.isdisjoint(subject)
+        ):
             raise e.invalid_subject(subject)
 
     def parsed(self, stored: StoredSchema) -> ParsedSchema:
-        """The parsed form of a stored schema (cached by id)."""
-        cached = self._parsed.get(stored.schema_id)
-        if cached is None or cached.canonical != stored.schema:
-            cached = self._parse(stored.schema, stored.schema_type, stored.references, normalize=False)
-            self._parsed[stored.schema_id] = cached
-        return cached
+        """The parsed form of a stored schema (cached by id, bounded: ``resolver.py``)."""
+        return self.resolver.parsed(stored)
 
-    def _dependencies(self, references: Sequence[SchemaReference]) -> list[str]:
-        order: list[str] = []
-        seen: set[tuple[str, int]] = set()
+    def _key(self, request: SchemaRequest, normalize: bool) -> ParseKey:
+        return self.resolver.key(request.schema, request.schema_type, request.references, normalize)
 
-        def visit(ref: SchemaReference, depth: int) -> None:
-            if depth > 32:
-                raise e.invalid_schema("Schema references are nested too deeply (a cycle?)")
-            if (ref.subject, ref.version) in seen:
-                return
-            seen.add((ref.subject, ref.version))
-            sv = self.store.version(ref.subject, ref.version)
-            if sv is None:
-                raise e.invalid_schema(
-                    f"Reference '{ref.name}' to subject '{ref.subject}' version {ref.version} not found"
-                )
-            for inner in sv.references:
-                visit(inner, depth + 1)
-            order.append(sv.schema)
-
-        for ref in references:
-            visit(ref, 0)
-        return order
-
-    def _resolve_references(self, references: Sequence[SchemaReference]) -> tuple[SchemaReference, ...]:
-        out = []
-        for ref in references:
-            version = ref.version
-            if version == -1:
-                live = self.store.versions(ref.subject)
-                if not live:
-                    raise e.invalid_schema(f"Reference '{ref.name}' to subject '{ref.subject}' not found")
-                version = live[-1].version
-            out.append(SchemaReference(ref.name, ref.subject, version))
-        return tuple(out)
-
-    def _parse_key(
-        self, text: str, schema_type: str, references: Sequence[SchemaReference], normalize: bool
-    ) -> ParseKey:
-        """Everything a parse result depends on (references resolved against the store now)."""
-        refs = self._resolve_references(references)
-        return (text, schema_type, refs, tuple(self._dependencies(refs)), normalize)
-
-    def _parse(
-        self, text: str, schema_type: str, references: Sequence[SchemaReference], *, normalize: bool
-    ) -> ParsedSchema:
-        with self._state:
-            key = self._parse_key(text, schema_type, references, normalize)
-            cached = self._parse_cache.get(key)
-        if cached is not None:
-            return cached
-        _, _, refs, dependencies, _ = key
-        parsed = parse_schema(
-            text, schema_type=schema_type, references=refs, dependencies=dependencies, normalize=normalize
-        )
-        with self._state:
-            if len(self._parse_cache) >= _PARSE_CACHE_SIZE:  # crude, but a registry sees few texts
-                self._parse_cache.clear()
-            self._parse_cache[key] = parsed
-        return parsed
+    def _parse(self, key: ParseKey) -> ParsedSchema:
+        return self.resolver.parse(key)
 
     def _normalize(self, subject: str, normalize: bool) -> bool:
         config = self.store.subject_configs.get(subject) or self.store.global_config or {}
@@ -373,40 +342,50 @@ class RegistryService:
     ) -> SchemaVersion:
         """``POST /subjects/{s}``: the version of ``subject`` holding this schema."""
         with self._state:
-            parsed = self._parse(
-                request.schema,
-                request.schema_type,
-                request.references,
-                normalize=self._normalize(subject, normalize),
-            )
-            return self._match(subject, parsed, deleted)
+            key = self._key(request, self._normalize(subject, normalize))
+            seen = self.resolver.seen(key)
+        loaded: list[ParsedSchema] = []
+
+        def load() -> ParsedSchema:
+            if not loaded:
+                loaded.append(self._parse(key))
+            return loaded[0]
+
+        if seen is None:
+            seen = self.resolver.remember(key, load())
+        with self._state:
+            versions = self._live_or_404(subject, deleted=deleted)
+            found = self.resolver.match(versions, seen, load)
+        if loaded:
+            self.resolver.remember(key, loaded[0])  # with its fingerprint, if matching needed it
+        if found is None:
+            raise e.schema_not_found()
+        return found
 
     def lookup_nowait(
         self, subject: str, request: SchemaRequest, *, normalize: bool = False, deleted: bool = False
     ) -> SchemaVersion | None:
         """:meth:`lookup` when it can answer without blocking, else ``None``.
 
-        It can when the state lock is free and this schema text was parsed before (the common
-        case: every producer of a topic sends the same text). ``None`` means: call
+        It can when the state lock is free and this schema text was resolved before (the
+        common case: every producer of a topic sends the same text). ``None`` means: call
         :meth:`lookup` off the event loop. Errors are the same as :meth:`lookup`'s.
         """
         if not self._state.acquire(blocking=False):
             return None
         try:
-            key = self._parse_key(
-                request.schema, request.schema_type, request.references, self._normalize(subject, normalize)
-            )
-            parsed = self._parse_cache.get(key)
-            return None if parsed is None else self._match(subject, parsed, deleted)
+            seen = self.resolver.seen(self._key(request, self._normalize(subject, normalize)))
+            if seen is None:
+                return None
+            try:
+                found = self.resolver.match(self._live_or_404(subject, deleted=deleted), seen, None)
+            except WouldBlock:
+                return None
+            if found is None:
+                raise e.schema_not_found()
+            return found
         finally:
             self._state.release()
-
-    def _match(self, subject: str, parsed: ParsedSchema, deleted: bool) -> SchemaVersion:
-        identity = parsed.identity
-        for sv in reversed(self._live_or_404(subject, deleted=deleted)):
-            if (sv.schema_type, sv.schema, sv.references) == identity:
-                return sv
-        raise e.schema_not_found()
 
     # -- compatibility --------------------------------------------------------------------
 
@@ -419,21 +398,17 @@ class RegistryService:
         without: the versions the level selects (latest, or all for transitive levels).
         """
         with self._state:
-            parsed = self._parse(
-                request.schema,
-                request.schema_type,
-                request.references,
-                normalize=self._normalize(subject, normalize),
-            )
+            key = self._key(request, self._normalize(subject, normalize))
+        parsed = self._parse(key)
+        with self._state:
             level = self.compatibility_level(subject)
             live = self.store.versions(subject)
             if spec is None:
-                existing = [(sv.version, self.parsed(sv.stored)) for sv in live]
+                existing = self.resolver.to_check(parsed, live, level)
             elif not live and spec == LATEST:
                 return CompatibilityResult(True)
             else:
-                sv = self._find(subject, spec, deleted=False)
-                existing = [(sv.version, self.parsed(sv.stored))]
+                existing = self.resolver.versions([self._find(subject, spec, deleted=False)])
                 level = _non_transitive(level)
             return check_compatibility(parsed, existing, level)
 
@@ -445,45 +420,74 @@ class RegistryService:
         with self._writer:
             self._begin_write()
             with self._state:
-                record, schema_id = self._plan_register(subject, request, normalize)
+                self._check_register_mode(subject, request)
+                key = self._key(request, self._normalize(subject, normalize))
+                known = self.resolver.seen(key) is not None
+            # A new text is parsed before taking the state lock: readers need not wait for it.
+            preparsed = None if known or self._importing(request) else self._parse(key)
+            with self._state:
+                record, schema_id, parsed = self._plan_register(subject, request, key, preparsed)
             if record is not None:
                 self._write([schema_record(record)])
+                if parsed is not None:  # the next registration checks against it: keep it parsed
+                    self.resolver.remember_stored(schema_id, parsed)
+                    self.resolver.remember_fingerprint(schema_id, parsed)
+                    self.resolver.remember_summary(schema_id, parsed)
             return schema_id
 
-    def _plan_register(
-        self, subject: str, request: SchemaRequest, normalize: bool
-    ) -> tuple[SchemaVersion | None, int]:
+    @staticmethod
+    def _importing(request: SchemaRequest) -> bool:
+        return request.schema_id is not None and request.schema_id >= 0
+
+    def _check_register_mode(self, subject: str, request: SchemaRequest) -> None:
         mode = self.mode(subject)
         if mode in (Mode.READONLY, Mode.READONLY_OVERRIDE):
             raise e.operation_not_permitted(f"Subject {subject} is in read-only mode")
-        importing = request.schema_id is not None and request.schema_id >= 0
+        importing = self._importing(request)
         if importing and mode is not Mode.IMPORT:
             raise e.operation_not_permitted(f"Subject {subject} is not in import mode")
         if not importing and mode is not Mode.READWRITE:
             raise e.operation_not_permitted(f"Subject {subject} is not in read-write mode")
-        parsed = self._parse(
-            request.schema,
-            request.schema_type,
-            request.references,
-            normalize=self._normalize(subject, normalize),
-        )
+
+    def _plan_register(
+        self, subject: str, request: SchemaRequest, key: ParseKey, preparsed: ParsedSchema | None
+    ) -> tuple[SchemaVersion | None, int, ParsedSchema | None]:
+        """What registering ``request`` writes (``None``: nothing), the id, and the parse used.
+
+        Runs under the writer and state locks. A text already registered under the subject
+        (exactly, or the same schema spelled differently) answers its id without a parse when
+        the text was seen before; only the versions the compatibility level selects are parsed.
+        """
+        self._check_register_mode(subject, request)
+        importing = self._importing(request)
         all_versions = self.store.versions(subject, deleted=True)
         live = [sv for sv in all_versions if not sv.deleted]
         next_version = all_versions[-1].version + 1 if all_versions else 1
         if importing:
-            return self._plan_import(subject, request, parsed, all_versions, next_version)
-        for sv in reversed(live):
-            if sv.stored.identity == parsed.identity:
-                return None, sv.schema_id
-        result = check_compatibility(
-            parsed, [(sv.version, self.parsed(sv.stored)) for sv in live], self.compatibility_level(subject)
-        )
+            parsed = self._parse(key)
+            record, schema_id = self._plan_import(subject, request, parsed, all_versions, next_version)
+            return record, schema_id, parsed
+        loaded: list[ParsedSchema] = [] if preparsed is None else [preparsed]
+
+        def load() -> ParsedSchema:
+            if not loaded:
+                loaded.append(self._parse(key))
+            return loaded[0]
+
+        seen = self.resolver.seen(key) or self.resolver.remember(key, load())
+        existing = self.resolver.match(live, seen, load)
+        if loaded:
+            self.resolver.remember(key, loaded[0])
+        if existing is not None:
+            return None, existing.schema_id, None
+        parsed = load()
+        level = self.compatibility_level(subject)
+        result = check_compatibility(parsed, self.resolver.to_check(parsed, live, level), level)
         if not result.is_compatible:
             raise e.incompatible_schema(subject, result.messages)
-        schema_id = self.store.id_for(parsed.identity)
-        if schema_id is None:
-            schema_id = self.store.max_id + 1
-        return self._version(subject, next_version, schema_id, parsed), schema_id
+        known_id = self.store.id_for(parsed.identity)
+        new_id = known_id if known_id is not None else self.store.max_id + 1
+        return self._version(subject, next_version, new_id, parsed), new_id, parsed
 
     def _plan_import(
         self,
@@ -627,7 +631,10 @@ class RegistryService:
                     if subject not in self.store.subjects and subject not in self.store.subject_configs:
                         raise e.subject_not_found(subject)
                     previous = self.get_config(subject)
-            self._write([config_record(subject, None)])
+            records = [config_record(subject, None)]
+            if subject is None:
+                records.append((legacy_global_key(KeyType.CONFIG), None))
+            self._write(records)
             return previous
 
     # -- mode -----------------------------------------------------------------------------
@@ -669,7 +676,10 @@ class RegistryService:
             self._begin_write()
             with self._state:
                 previous = self.get_mode(subject)
-            self._write([mode_record(subject, None)])
+            records = [mode_record(subject, None)]
+            if subject is None:
+                records.append((legacy_global_key(KeyType.MODE), None))
+            self._write(records)
             return previous
 
 

@@ -8,17 +8,26 @@ fixed, because compaction compares key *bytes*::
                     -> {"subject":S,"version":V,"id":N,"schema":TEXT,"deleted":B,
                         "schemaType":"AVRO"[,"references":[{"name","subject","version"}]]}
                     -> null: the version is permanently deleted
-    CONFIG          {"keytype":"CONFIG","subject":S|null,"magic":0}    -> {"compatibilityLevel":L} | null
-    MODE            {"keytype":"MODE","subject":S|null,"magic":0}      -> {["subject":S,]"mode":M} | null
+    CONFIG          {"keytype":"CONFIG"[,"subject":S],"magic":0}      -> {["subject":S,]"compatibilityLevel":L} | null
+    MODE            {"keytype":"MODE"[,"subject":S],"magic":0}        -> {["subject":S,]"mode":M} | null
     DELETE_SUBJECT  {"keytype":"DELETE_SUBJECT","subject":S,"magic":0} -> {"subject":S,"version":V}
                     (soft-deletes every version <= V)
     CLEAR_SUBJECT   {"keytype":"CLEAR_SUBJECT","subject":S,"magic":0}  -> {"subject":S}
                     (forgets the subject's soft-deleted versions)
     NOOP            {"keytype":"NOOP","magic":0}                       -> null
 
+The global CONFIG and MODE keys have no ``subject`` at all: Confluent's keys are written
+with Jackson's ``NON_EMPTY``, which drops a null subject, and compaction keeps one record per
+key *bytes*, so a differently spelled key would let a record another registry wrote outlive
+our later write or tombstone. Registries before this one wrote ``"subject":null``; deleting a
+global config or mode tombstones that spelling too (:func:`legacy_global_key`).
+
 :class:`RegistryStore` applies records strictly in log order and is otherwise passive: it
 never writes and holds no lock (the service serialises access). Records it cannot decode
 are skipped and counted, never fatal: one bad record must not stop a registry from starting.
+As in Confluent's ``KafkaStoreMessageHandler``, a SCHEMA record whose id already holds
+another schema text is ignored ("duplicate ID"), tombstones of other key types only delete,
+and a CONFIG value shows only the fields of Confluent's ``Config`` entity.
 Schema ids are never handed out twice by one history: ``max_id`` only grows.
 """
 
@@ -43,6 +52,7 @@ __all__ = [
     "config_record",
     "delete_subject_record",
     "encode_json",
+    "legacy_global_key",
     "mode_record",
     "noop_record",
     "schema_key",
@@ -52,6 +62,13 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 Record = tuple[bytes, bytes | None]
+
+#: What ``GET /config`` may show of a CONFIG value: the fields of Confluent's ``Config`` entity.
+CONFIG_FIELDS = frozenset({
+    "alias", "aliasForDeks", "normalize", "validateFields", "validateNewSchemas", "validateRules",
+    "compatibilityLevel", "compatibilityPolicy", "compatibilityGroup", "defaultMetadata",
+    "overrideMetadata", "defaultRuleSet", "overrideRuleSet",
+})
 
 
 class KeyType(StrEnum):
@@ -123,10 +140,19 @@ def encode_json(value: dict[str, Any] | None) -> bytes | None:
 
 
 def _key(keytype: KeyType, subject: str | None, magic: int = 0, **extra: Any) -> bytes:
-    key: dict[str, Any] = {"keytype": keytype.value, "subject": subject, **extra, "magic": magic}
+    key: dict[str, Any] = {"keytype": keytype.value}
+    if subject is not None:  # Confluent's NON_EMPTY: no "subject" key for the global entries
+        key["subject"] = subject
+    key.update(extra)
+    key["magic"] = magic
     encoded = encode_json(key)
     assert encoded is not None
     return encoded
+
+
+def legacy_global_key(keytype: KeyType) -> bytes:
+    """The global CONFIG/MODE key as registries before this one spelled it (to tombstone it too)."""
+    return b'{"keytype":"%s","subject":null,"magic":0}' % keytype.value.encode()
 
 
 def schema_key(subject: str, version: int) -> bytes:
@@ -196,7 +222,7 @@ class RegistryStore:
             v = None if value is None else json.loads(value)
             keytype = KeyType(k["keytype"])
             self._dispatch(keytype, k, v)
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             self.skipped_records += 1
             log.warning("skipping undecodable _schemas record at offset %d: %s", offset, exc)
 
@@ -205,7 +231,7 @@ class RegistryStore:
         if keytype is KeyType.SCHEMA:
             self._apply_schema(str(subject), int(k["version"]), v)
         elif keytype is KeyType.CONFIG:
-            config = None if v is None else dict(v)
+            config = None if v is None else {f: x for f, x in dict(v).items() if f in CONFIG_FIELDS and x is not None}
             if subject is None:
                 self.global_config = config
             elif config is None:
@@ -232,20 +258,31 @@ class RegistryStore:
         # NOOP and CONTEXT records carry nothing this store keeps.
 
     def _apply_schema(self, subject: str, version: int, v: Any) -> None:
+        sv = None
+        if v is not None:
+            sv = SchemaVersion(
+                subject=subject,
+                version=version,
+                schema_id=int(v["id"]),
+                schema=str(v["schema"]),
+                schema_type=str(v.get("schemaType") or SCHEMA_TYPE_AVRO),
+                references=_references(v.get("references")),
+                deleted=bool(v.get("deleted", False)),
+            )
+            holder = self._schemas.get(sv.schema_id)
+            if holder is not None and holder.schema != sv.schema and not subject.startswith(":."):
+                # Confluent's validateUpdate: "Found a schema with duplicate ID ... will not be
+                # registered". (Subjects in other contexts have ids of their own there; this
+                # registry keeps one id space, so it does not judge them.)
+                self.skipped_records += 1
+                log.warning("ignoring a _schemas record for %s version %d: id %d already holds another schema",
+                            subject, version, sv.schema_id)
+                return
         previous = self.subjects.get(subject, {}).get(version)
         if previous is not None:
             self._remove_version(previous)
-        if v is None:
+        if sv is None:
             return
-        sv = SchemaVersion(
-            subject=subject,
-            version=version,
-            schema_id=int(v["id"]),
-            schema=str(v["schema"]),
-            schema_type=str(v.get("schemaType") or SCHEMA_TYPE_AVRO),
-            references=_references(v.get("references")),
-            deleted=bool(v.get("deleted", False)),
-        )
         self.subjects.setdefault(subject, {})[version] = sv
         self.max_id = max(self.max_id, sv.schema_id)
         stored = sv.stored

@@ -2,8 +2,9 @@
 
 Confluent speaks ``application/vnd.schemaregistry.v1+json`` and accepts JSON bodies sent as
 that, ``application/vnd.schemaregistry+json``, ``application/json`` or
-``application/octet-stream``. FastAPI only decodes ``*/json``-ish bodies, so routers take the
-raw body through :func:`json_body`, which decodes whatever the content type says.
+``application/octet-stream`` (and without a content type); anything else is 415. Routers take
+the raw body through :func:`json_body` (``body.py``), which checks the content type, the size
+limit and the nesting depth before decoding.
 
 The two hottest reads (``GET /schemas/ids/{id}``, ``POST /subjects/{s}``) are ``async``
 endpoints that answer on the event loop from :class:`ResponseCache` (serialized bytes, no
@@ -18,18 +19,20 @@ mappers in Confluent); unknown routes 404, wrong methods 405; never a bare 500 w
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from seaway.schema_registry.api.body import decode_json, json_body, read_body
 from seaway.schema_registry.errors import ErrorCode, RegistryError, invalid_schema
 from seaway.schema_registry.schemas import SCHEMA_TYPE_AVRO, SchemaReference
 from seaway.schema_registry.service import RegistryService, SchemaRequest
 from seaway.schema_registry.store import SchemaVersion, StoredSchema
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.requests import ClientDisconnect
+from starlette.routing import compile_path
 
 __all__ = [
     "CONTENT_TYPE",
@@ -38,6 +41,7 @@ __all__ = [
     "get_service",
     "install_error_handlers",
     "json_body",
+    "method_table",
     "needs_parse",
     "page",
     "path_int",
@@ -65,22 +69,29 @@ class ResponseCache:
     Store objects (:class:`StoredSchema`, :class:`SchemaVersion`) are immutable and replaced
     when they change (a soft delete makes a new ``SchemaVersion``), so an entry is valid
     exactly while the caller's object *is* the one it was rendered from; that identity check
-    on every hit is the whole invalidation. Bounded: cleared when it reaches ``limit``.
-    Used from the event loop only.
+    on every hit is the whole invalidation. Bounded by the bytes it holds (``budget`` per
+    kind; a count bound let 10,000 answers of up to 2 MiB each pin gigabytes): cleared when
+    an answer would pass it. Used from the event loop only.
     """
 
-    def __init__(self, limit: int = 10_000) -> None:
-        self._limit = limit
+    def __init__(self, budget: int = 16 * 1024 * 1024) -> None:
+        self._budget = budget
         self._schemas: dict[int, tuple[StoredSchema, bytes]] = {}
         self._versions: dict[tuple[str, int], tuple[SchemaVersion, bytes]] = {}
+        self._held = {"schemas": 0, "versions": 0}
+
+    def _room(self, kind: str, size: int, entries: dict[Any, Any]) -> None:
+        if self._held[kind] + size > self._budget:
+            entries.clear()
+            self._held[kind] = 0
+        self._held[kind] += size
 
     def schema(self, stored: StoredSchema) -> Response:
         """``{"schema": ...}`` (plus type and references) as ``GET /schemas/ids/{id}`` answers."""
         hit = self._schemas.get(stored.schema_id)
         if hit is None or hit[0] is not stored:
-            if len(self._schemas) >= self._limit:
-                self._schemas.clear()
             hit = (stored, _encode(_stored_json(stored, stored.schema)))
+            self._room("schemas", len(hit[1]), self._schemas)
             self._schemas[stored.schema_id] = hit
         return Response(hit[1], media_type=CONTENT_TYPE)
 
@@ -89,9 +100,8 @@ class ResponseCache:
         key = (sv.subject, sv.version)
         hit = self._versions.get(key)
         if hit is None or hit[0] is not sv:
-            if len(self._versions) >= self._limit:
-                self._versions.clear()
             hit = (sv, _encode(_version_json(sv, sv.schema)))
+            self._room("versions", len(hit[1]), self._versions)
             self._versions[key] = hit
         return Response(hit[1], media_type=CONTENT_TYPE)
 
@@ -151,43 +161,42 @@ def get_service(request: Request) -> RegistryService:
     return service
 
 
-async def read_body(request: Request) -> bytes:
-    try:
-        return await request.body()
-    except ClientDisconnect:  # nobody to answer; an error instead of a logged 500 traceback
-        raise RegistryError(ErrorCode.BAD_REQUEST, "Client disconnected before sending its body") from None
+class _RequestCache:
+    """Parsed request bodies by their bytes, within a budget of body bytes (cleared when full).
+
+    A count bound (it was 1,024 entries) let 2 MiB bodies pin gigabytes; each body is held
+    twice (the key, and the schema text inside the value), so 4 MiB of budget is ~8 MiB.
+    """
+
+    def __init__(self, budget: int = 4 * 1024 * 1024) -> None:
+        self._budget = budget
+        self._held = 0
+        self._entries: dict[bytes, SchemaRequest] = {}
+
+    def get(self, raw: bytes) -> SchemaRequest | None:
+        return self._entries.get(raw)
+
+    def put(self, raw: bytes, request: SchemaRequest) -> None:
+        if self._held + len(raw) > self._budget:
+            self._entries.clear()
+            self._held = 0
+        self._held += len(raw)
+        self._entries[raw] = request
 
 
-def _decode(raw: bytes) -> Any:
-    try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise RegistryError(ErrorCode.BAD_REQUEST, f"Unrecognized JSON body: {exc}") from exc
-
-
-async def json_body(request: Request) -> Any:
-    """The request body decoded as JSON whatever its content type (Confluent accepts several)."""
-    raw = await read_body(request)
-    request.state.raw_body = raw  # kept for forwarding to the leader (request state is per scope)
-    return _decode(raw)
-
-
-_SCHEMA_REQUESTS: dict[bytes, SchemaRequest] = {}
-_SCHEMA_REQUESTS_LIMIT = 1024
+_SCHEMA_REQUESTS = _RequestCache()
 
 
 def schema_request_body(raw: bytes) -> SchemaRequest:
     """:func:`schema_request` of a raw body, cached by its bytes (clients repeat the same body).
 
-    The mapping is pure (no registry state), so sharing it between apps is harmless.
-    Only valid bodies are cached; it is bounded (cleared when full).
+    The mapping is pure (no registry state), so sharing it between apps is harmless. Only
+    valid bodies are cached.
     """
     cached = _SCHEMA_REQUESTS.get(raw)
     if cached is None:
-        cached = schema_request(_decode(raw))
-        if len(_SCHEMA_REQUESTS) >= _SCHEMA_REQUESTS_LIMIT:
-            _SCHEMA_REQUESTS.clear()
-        _SCHEMA_REQUESTS[raw] = cached
+        cached = schema_request(decode_json(raw))
+        _SCHEMA_REQUESTS.put(raw, cached)
     return cached
 
 
@@ -286,12 +295,42 @@ def _envelope(status: int, code: int, message: str) -> RegistryJSONResponse:
     return RegistryJSONResponse({"error_code": code, "message": message}, status_code=status)
 
 
+MethodTable = list[tuple[re.Pattern[str], frozenset[str]]]
+
+
+def method_table(routes: Iterable[tuple[str, Iterable[str]]]) -> MethodTable:
+    """``(path template, methods)`` pairs grouped by path, for :func:`allowed_methods`."""
+    grouped: dict[str, set[str]] = {}
+    for path, methods in routes:
+        grouped.setdefault(path, set()).update(m.upper() for m in methods)
+    return [(compile_path(path)[0], frozenset(methods)) for path, methods in grouped.items()]
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """Every method some route serves at this path (RFC 9110's ``Allow`` for a 405).
+
+    Starlette names only the methods of the first route whose path matched, but one path is
+    often served by several routes (``GET`` and ``POST /subjects/{s}/versions``), so the app
+    keeps its own table (``app.state.methods``, built by ``create_app``).
+    """
+    table: MethodTable = request.app.state.methods
+    path = request.scope["path"]
+    methods = {m for regex, route_methods in table if regex.match(path) for m in route_methods}
+    if "GET" in methods:
+        methods.add("HEAD")
+    return sorted(methods)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Map every failure to Confluent's error envelope."""
 
     async def registry_error(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, RegistryError)
-        return _envelope(exc.http_status, exc.error_code, exc.message)
+        response = _envelope(exc.http_status, exc.error_code, exc.message)
+        if exc.http_status in (413, 415):
+            # The body was not read (whole): close rather than read and drop it for keep-alive.
+            response.headers["Connection"] = "close"
+        return response
 
     async def validation_error(_: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
@@ -304,14 +343,19 @@ def install_error_handlers(app: FastAPI) -> None:
         )
         return _envelope(422, 422, f"Unprocessable entity: {detail}")
 
-    async def http_error(_: Request, exc: Exception) -> Response:
+    async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         phrases: dict[int, str] = {404: "Not Found", 405: "Method Not Allowed"}
-        return _envelope(
+        response = _envelope(
             exc.status_code,
             exc.status_code,
             f"HTTP {exc.status_code} {phrases.get(exc.status_code, exc.detail)}",
         )
+        if exc.status_code == 405:
+            # Routes outside the API table (/docs) keep the Allow Starlette computed for them.
+            fallback = (exc.headers or {}).get("Allow", "")
+            response.headers["Allow"] = ", ".join(allowed_methods(request)) or fallback
+        return response
 
     async def server_error(_: Request, exc: Exception) -> Response:
         return _envelope(500, 500, f"Internal Server Error: {type(exc).__name__}: {exc}")
