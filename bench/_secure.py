@@ -1,7 +1,7 @@
 """The broker benchmarks' ``--security`` mode: one broker, three listeners, same workload.
 
 :func:`start_secure_broker` starts a broker listening on PLAINTEXT, SSL and SASL_SSL at
-once (certificates made on the spot by ``tests/broker/security/material.py``: an ECDSA P-256
+once (certificates made on the spot by ``tests/support/tls_material.py``: an ECDSA P-256
 key, TLS 1.3 with AES-256-GCM as OpenSSL negotiates by default), so the benchmark can send
 the same requests over each in interleaved rounds and print SSL / PLAINTEXT and
 SASL_SSL / PLAINTEXT ratios that share the machine's load. :func:`connector` opens a
@@ -29,7 +29,7 @@ from seaway.protocol.messages.sasl_handshake_request import SaslHandshakeRequest
 from seaway.protocol.messages.sasl_handshake_response import SaslHandshakeResponse
 from seaway.protocol.primitives import Reader, Writer
 
-from tests.broker.security.material import Material, make_material
+from tests.support.tls_material import Material, make_material
 
 __all__ = ["LISTENERS", "SecureBench", "start_secure_broker"]
 

@@ -26,7 +26,9 @@ replayed Produce frames (~256 KiB requests, see broker_produce.py), then prints:
 ``--security`` measures the cost of TLS and SASL instead: one broker listening on
 PLAINTEXT, SSL and SASL_SSL (SCRAM-SHA-512) at once (bench/_secure.py), the same raw fetch
 loop over each listener in interleaved rounds, each rate divided by the PLAINTEXT one of the
-same round (target >= 0.4: TLS cannot use sendfile, every byte is read and encrypted).
+same round (target >= 0.4: TLS cannot use sendfile, every byte is read and encrypted), with
+the CPU seconds per GiB of the broker and of this benchmark's own client (which decrypts on
+the same 2 cores, and costs more per byte than the broker does: see docs/performance.md).
 """
 
 from __future__ import annotations
@@ -191,7 +193,7 @@ def security_main(repeat: int, fill_mib: int, passes: int) -> int:
     """``--security``: raw fetches over PLAINTEXT, SSL and SASL_SSL listeners of one broker, same run."""
     from _secure import LISTENERS, start_secure_broker
 
-    worst = {name: 1.0e9 for name in LISTENERS[1:]}
+    worst = dict.fromkeys(LISTENERS[1:], 1000000000.0)
     with tempfile.TemporaryDirectory(prefix="seaway-bench-") as tmp:
         bench = start_secure_broker(Path(tmp) / "broker")
         bootstrap = bench.client_config("PLAINTEXT")["bootstrap.servers"]
@@ -208,12 +210,14 @@ def security_main(repeat: int, fill_mib: int, passes: int) -> int:
                 end_offsets = [requests * (per_frame // parts)] * parts
                 runs: dict[str, list[tuple[float, int, int]]] = {name: [] for name in LISTENERS}
                 cpu: dict[str, list[float]] = {name: [] for name in LISTENERS}  # broker CPU s per GiB
+                client_cpu: dict[str, list[float]] = {name: [] for name in LISTENERS}  # this process's
                 for _ in range(repeat):
                     for name in LISTENERS:
-                        before = cpu_seconds(pid)
+                        before, client_before = cpu_seconds(pid), time.process_time()
                         result = raw_fetch(bench.ports[name], topic, parts, end_offsets, passes,
                                            connect=bench.connector(name))
                         cpu[name].append((cpu_seconds(pid) - before) / (result[1] / 2**30))
+                        client_cpu[name].append((time.process_time() - client_before) / (result[1] / 2**30))
                         if result[2] != passes * requests * per_frame:
                             raise RuntimeError(f"{name}: fetched {result[2]} records")
                         runs[name].append(result)
@@ -226,7 +230,8 @@ def security_main(repeat: int, fill_mib: int, passes: int) -> int:
                         worst[name] = min(worst[name], ratio)
                     print(f"{f'{size}B x {parts}p' if name == 'PLAINTEXT' else '':<14}{name:<12}"
                           f"{fmt_rate(nrec / secs, nbytes / secs)}   {ratio:>5.2f} "
-                          f"(paired median {paired[len(paired) // 2]:.2f})   broker CPU {min(cpu[name]):.2f} s/GiB")
+                          f"(paired median {paired[len(paired) // 2]:.2f})   broker CPU {min(cpu[name]):.2f} s/GiB"
+                          f", client {min(client_cpu[name]):.2f}")
                 print()
                 delete_topic(bootstrap, topic)
         finally:

@@ -3,6 +3,7 @@
 Run from the repository root::
 
     .venv/bin/python bench/connect_pipeline.py [--quick] [--lines N] [--repeat R] [--case string|json]
+    .venv/bin/python bench/connect_pipeline.py --converters   # the converters alone, CPU per record
 
 For each converter case (``string``: StringConverter; ``json``: JsonConverter with
 ``schemas.enable=true``) and 100-byte lines, it measures in the same run:
@@ -32,12 +33,19 @@ The broker runs in its own process; the machine is shared and noisy, so runs are
 interleaved and the best of ``--repeat`` is kept. Targets (issue 4): Connect >= 0.7 of the
 hand-written loop, and >= 100,000 records/s per task with StringConverter. Exits 0 when all
 are met, 1 otherwise.
+
+``--metrics`` measures what Connect's metrics cost instead (issue 23): the Connect source and
+sink runs of the string case, alternately with metrics recorded and scraped (the worker's
+``/metrics`` page built once a second, in process) and with recording switched off
+(``seaway.connect.runtime.metrics.RECORDING``), interleaved; it prints each side's records/s
+and CPU microseconds per record (best and range) and the on/off ratios (target: within 3%).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import random
@@ -47,7 +55,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -199,9 +207,40 @@ def hand_sink(bootstrap: str, case: str, topic: str, outfile: Path, total: int) 
 
 # --- the Connect runs ------------------------------------------------------------------------------
 
-async def connect_source(bootstrap: str, case: str, infile: Path, topic: str, workdir: Path, total: int) -> Rate:
+SCRAPE_INTERVAL_S = 1.0
+"""--metrics: seconds between two builds of the worker's page (--scrape-interval)."""
+
+
+async def _scrape_every_second(connect: EmbeddedConnect) -> None:
+    """What Prometheus costs a worker: its /metrics page built periodically (as the REST route does)."""
+    from prometheus_client import generate_latest
+    from prometheus_client.registry import CollectorRegistry
+    from seaway.connect.rest.metrics import worker_snapshot
+    from seaway.connect.runtime.metrics import WorkerCollector
+
+    while True:
+        await asyncio.sleep(SCRAPE_INTERVAL_S)
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(WorkerCollector(await worker_snapshot(connect.herder)))
+        generate_latest(registry)
+
+
+@contextlib.asynccontextmanager
+async def _scraping(connect: EmbeddedConnect, scrape: bool) -> AsyncIterator[None]:
+    task = asyncio.create_task(_scrape_every_second(connect)) if scrape else None
+    try:
+        yield
+    finally:
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+async def connect_source(bootstrap: str, case: str, infile: Path, topic: str, workdir: Path, total: int,
+                         scrape: bool = False) -> Rate:
     props = {**CONVERTERS[case], "offset.flush.interval.ms": "1000"}
-    async with EmbeddedConnect(bootstrap, workdir, worker_props=props) as connect:
+    async with EmbeddedConnect(bootstrap, workdir, worker_props=props) as connect, _scraping(connect, scrape):
         observer = Observer(topic_progress(bootstrap, topic), total)
         observer.start()
         name = f"bench-source-{topic}"
@@ -212,9 +251,10 @@ async def connect_source(bootstrap: str, case: str, infile: Path, topic: str, wo
     return rate
 
 
-async def connect_sink(bootstrap: str, case: str, topic: str, outfile: Path, workdir: Path, total: int) -> Rate:
+async def connect_sink(bootstrap: str, case: str, topic: str, outfile: Path, workdir: Path, total: int,
+                       scrape: bool = False) -> Rate:
     props = {**CONVERTERS[case], "offset.flush.interval.ms": "200"}
-    async with EmbeddedConnect(bootstrap, workdir, worker_props=props) as connect:
+    async with EmbeddedConnect(bootstrap, workdir, worker_props=props) as connect, _scraping(connect, scrape):
         observer = Observer(file_progress(outfile), total, from_first=True)
         observer.start()
         name = f"bench-sink-{uuid.uuid4().hex}"  # a new consumer group each time
@@ -325,6 +365,53 @@ def report(case: str, best: Best) -> list[bool]:
     return met
 
 
+async def metrics_async(args: argparse.Namespace) -> int:
+    """``--metrics``: Connect runs with metrics recorded and scraped against runs without, interleaved."""
+    from seaway.connect.runtime import metrics
+
+    logging.basicConfig(level=logging.WARNING)
+    case = "string"
+    rates: dict[tuple[str, str], list[Rate]] = {}
+    with tempfile.TemporaryDirectory(prefix="seaway-bench-connect-") as tmp_name:
+        tmp = Path(tmp_name)
+        infile = tmp / "input.txt"
+        make_input(infile, args.lines)
+        with EmbeddedBroker(tmp / "broker") as broker:
+            for rnd in range(args.repeat):
+                for mode in (("on", "off") if rnd % 2 == 0 else ("off", "on")):
+                    metrics.RECORDING = mode == "on"
+                    run = tmp / f"{mode}-{rnd}"
+                    run.mkdir()
+                    topic = f"metrics-{mode}-{rnd}"
+                    create_topic(broker.bootstrap, topic)
+                    rate = await connect_source(broker.bootstrap, case, infile, topic, run / "w-src", args.lines,
+                                                scrape=mode == "on")
+                    rates.setdefault(("source", mode), []).append(rate)
+                    out = run / "out.txt"
+                    rate = await connect_sink(broker.bootstrap, case, topic, out, run / "w-sink", args.lines,
+                                              scrape=mode == "on")
+                    rates.setdefault(("sink", mode), []).append(rate)
+                    check_copy(infile, out, f"metrics {mode} pipeline")
+                    out.unlink()
+    metrics.RECORDING = True
+    print(f"{args.lines:,} lines of {LINE_BYTES} bytes, StringConverter, {args.repeat} interleaved round(s)")
+    worst_wall = worst_cpu = 1.0e9
+    for side in ("source", "sink"):
+        for mode in ("on", "off"):
+            walls = [r.wall for r in rates[(side, mode)]]
+            cpus = [1e6 / r.cpu for r in rates[(side, mode)]]
+            print(f"{side:<7}{mode:<4} {max(walls):>10,.0f} rec/s (range {min(walls):,.0f}-{max(walls):,.0f})  "
+                  f"CPU {min(cpus):.2f} us/record (range {min(cpus):.2f}-{max(cpus):.2f})")
+        wall = max(r.wall for r in rates[(side, "on")]) / max(r.wall for r in rates[(side, "off")])
+        cpu = max(r.cpu for r in rates[(side, "on")]) / max(r.cpu for r in rates[(side, "off")])
+        worst_wall, worst_cpu = min(worst_wall, wall), min(worst_cpu, cpu)
+        print(f"{side:<7}on/off best: throughput {wall:.3f}, records per CPU-second {cpu:.3f}")
+    met = worst_wall >= 0.97 or worst_cpu >= 0.97
+    print(f"worst on/off: throughput {worst_wall:.3f}, per CPU-second {worst_cpu:.3f} (target >= 0.97 on either):",
+          "MET" if met else "MISSED")
+    return 0 if met else 1
+
+
 async def main_async(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.WARNING)
     cases = [args.case] if args.case else ["string", "json"]
@@ -346,18 +433,91 @@ async def main_async(args: argparse.Namespace) -> int:
             return 0 if all(met) else 1
 
 
+def converters_only(records: int, repeat: int) -> int:
+    """``--converters``: CPU microseconds per record of the converters alone, no broker, no worker.
+
+    JDBC-like Struct rows (int64, string, double, boolean, optional string, Timestamp,
+    Decimal), schemaless maps and string values through JsonConverter with and without
+    schemas, and StringConverter: ``from_connect_data`` and ``to_connect_data`` of each
+    value, the process's CPU time, best of ``repeat``. Compare two trees by putting the
+    other one's ``connect/`` first on ``PYTHONPATH``.
+    """
+    import datetime
+    import decimal
+
+    from seaway.connect.api import Decimal, Schema, SchemaBuilder, Struct, Timestamp
+    from seaway.connect.converters import JsonConverter, StringConverter
+
+    row = (SchemaBuilder.struct().name("row").field("id", Schema.INT64_SCHEMA).field("name", Schema.STRING_SCHEMA)
+           .field("price", Schema.FLOAT64_SCHEMA).field("active", Schema.BOOLEAN_SCHEMA)
+           .field("note", Schema.OPTIONAL_STRING_SCHEMA).field("created", Timestamp.builder().build())
+           .field("amount", Decimal.builder(2).build()).build())
+    start = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    rows = [Struct(row).put("id", i).put("name", f"customer-{i:06d}").put("price", 12.5 + i % 100)
+            .put("active", i % 2 == 0).put("note", None if i % 3 else "hello")
+            .put("created", start + datetime.timedelta(seconds=i)).put("amount", decimal.Decimal(i) / 100)
+            for i in range(records)]
+    maps = [{"id": i, "name": f"customer-{i:06d}", "price": 12.5 + i % 100, "active": True, "tags": ["a", "b"]}
+            for i in range(records)]
+    lines = ["x" * LINE_BYTES for _ in range(records)]
+
+    def json_converter(schemas: bool) -> JsonConverter:
+        converter = JsonConverter()
+        converter.configure({"schemas.enable": str(schemas).lower()}, False)
+        return converter
+
+    def cpu_us(fn: Callable[[], object]) -> float:
+        best = float("inf")
+        for _ in range(repeat):
+            began = time.process_time()
+            fn()
+            best = min(best, time.process_time() - began)
+        return best / records * 1e6
+
+    cases: list[tuple[str, object, object, list[object]]] = [
+        ("JsonConverter, Struct rows, schemas.enable=true", json_converter(True), row, list(rows)),
+        ("JsonConverter, Struct rows, schemas.enable=false", json_converter(False), row, list(rows)),
+        ("JsonConverter, schemaless maps, schemas.enable=true", json_converter(True), None, list(maps)),
+        ("JsonConverter, schemaless maps, schemas.enable=false", json_converter(False), None, list(maps)),
+        ("JsonConverter, string values, schemas.enable=true", json_converter(True), Schema.STRING_SCHEMA, list(lines)),
+        ("StringConverter, string values", StringConverter(), Schema.STRING_SCHEMA, list(lines)),
+    ]
+    print(f"{records:,} records, best of {repeat}, CPU microseconds per record (encode = from_connect_data, "
+          "decode = to_connect_data)")
+    for label, converter, schema, values in cases:
+        if isinstance(converter, StringConverter):
+            converter.configure({}, False)
+        encode, decode = converter.from_connect_data, converter.to_connect_data  # type: ignore[attr-defined]
+        encoded = [encode("t", schema, v) for v in values]
+        out = cpu_us(lambda: [encode("t", schema, v) for v in values])  # noqa: B023  (called in this iteration)
+        back = cpu_us(lambda: [decode("t", b) for b in encoded])  # noqa: B023
+        print(f"  {label:<55} encode {out:6.2f}   decode {back:6.2f}")
+    return 0
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="100k lines, one round (under a minute)")
     parser.add_argument("--lines", type=int, default=None)
     parser.add_argument("--repeat", type=int, default=None)
     parser.add_argument("--case", choices=sorted(CONVERTERS), default=None)
+    parser.add_argument("--converters", action="store_true",
+                        help="CPU per record of the converters alone (no broker, no worker); --lines records")
+    parser.add_argument("--metrics", action="store_true",
+                        help="Connect with metrics recorded and scraped against without (string case)")
+    parser.add_argument("--scrape-interval", type=float, default=1.0, help="--metrics: seconds between scrapes")
     args = parser.parse_args()
     if args.lines is None:
         args.lines = 100_000 if args.quick else 500_000
     if args.repeat is None:
         args.repeat = 1 if args.quick else 3
-    sys.exit(asyncio.run(main_async(args)))
+    if args.converters:
+        sys.exit(converters_only(min(args.lines, 20_000), max(args.repeat, 3)))
+    if args.metrics and args.repeat < 2:
+        args.repeat = 2
+    global SCRAPE_INTERVAL_S
+    SCRAPE_INTERVAL_S = args.scrape_interval
+    sys.exit(asyncio.run(metrics_async(args) if args.metrics else main_async(args)))
 
 
 if __name__ == "__main__":

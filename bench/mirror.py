@@ -208,9 +208,8 @@ def measure_lag(producer_bootstrap: str, consumer_bootstrap: str, topic: str, re
         wait_for(lambda: _exists(consumer, read_topic), 60, 0.1, read_topic)
         consumer.assign([TopicPartition(read_topic, p, 0) for p in range(PARTITIONS)])
         while len(lags) < expected and not stop.is_set():
-            for m in consumer.consume(1000, 0.05):
-                if m.error() is None and m.timestamp()[1] >= since:
-                    lags.append(time.time() * 1000 - m.timestamp()[1])
+            lags.extend(time.time() * 1000 - m.timestamp()[1] for m in consumer.consume(1000, 0.05)
+                        if m.error() is None and m.timestamp()[1] >= since)
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()

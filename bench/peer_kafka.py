@@ -177,7 +177,7 @@ def perf_producer(bootstrap: str, topic: str, size: int, count: int) -> Figure:
     done = run_tool("org.apache.kafka.tools.ProducerPerformance", "--topic", topic, "--num-records", str(count),
                     "--record-size", str(size), "--throughput", "-1", "--producer-props",
                     f"bootstrap.servers={bootstrap}", timeout=300)
-    found = [m for m in _PERF_PRODUCER.finditer(done.stdout)]
+    found = list(_PERF_PRODUCER.finditer(done.stdout))
     if done.returncode != 0 or not found:
         raise RuntimeError(f"ProducerPerformance failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     m = found[-1]

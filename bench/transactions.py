@@ -24,7 +24,7 @@ Run from the repository root::
    librdkafka consumers at both isolation levels are printed for reference (there the
    client's filtering is included).
 
-The worker half of issue 20 (exactly-once source connectors) is measured elsewhere once built.
+The worker half of issue 20 (exactly-once FileStreamSource vs at-least-once) is ``bench/eos_source.py``.
 """
 
 from __future__ import annotations

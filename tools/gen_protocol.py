@@ -3,7 +3,7 @@
 Usage::
 
     python -m tools.gen_protocol --spec-dir ../shared/kafka-protocol \
-        --out broker/seaway/protocol/messages
+        --out protocol/seaway/protocol/messages
 
 One module per message (``produce_request.py``, ``produce_response.py``, ...) holding a
 frozen, slotted dataclass per struct, with field docs from the JSON ``about``, and
@@ -46,8 +46,9 @@ SERVED: dict[str, tuple[int, int]] = {
     "Fetch": (4, 12),
     "ListOffsets": (1, 8),
     "Metadata": (0, 12),
-    "OffsetCommit": (2, 8),
-    "OffsetFetch": (1, 8),
+    # v9 is what KIP-848 consumers (group.protocol=consumer) need: member epochs in commits and fetches.
+    "OffsetCommit": (2, 9),
+    "OffsetFetch": (1, 9),
     "FindCoordinator": (0, 5),
     "JoinGroup": (0, 9),
     "Heartbeat": (0, 4),
@@ -85,6 +86,9 @@ SERVED: dict[str, tuple[int, int]] = {
     "TxnOffsetCommit": (0, 4),
     "DescribeTransactions": (0, 0),
     "ListTransactions": (0, 1),
+    # The KIP-848 consumer group protocol (group.protocol=consumer).
+    "ConsumerGroupHeartbeat": (0, 1),
+    "ConsumerGroupDescribe": (0, 0),
 }
 
 HEADERS = {"RequestHeader": (0, 2), "ResponseHeader": (0, 1)}
@@ -329,9 +333,7 @@ class Generator:
         else:
             L.append("        flexible = False")
         names = [f.py for f in s.fields]
-        for f in s.fields:
-            if f.tagged is not None:
-                L.append(f"        {f.py} = {self.inline_default(f)}")
+        L.extend(f"        {f.py} = {self.inline_default(f)}" for f in s.fields if f.tagged is not None)
         for c, fields in self.fixed_runs(s):
             f = fields[0]
             if f.elem == "records" and not f.is_array and c == "True":
@@ -658,7 +660,7 @@ def module_name(msg: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--spec-dir", type=Path, default=Path("../shared/kafka-protocol"))
-    ap.add_argument("--out", type=Path, default=Path("broker/seaway/protocol/messages"))
+    ap.add_argument("--out", type=Path, default=Path("protocol/seaway/protocol/messages"))
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     written = []

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from seaway.cli.connectors import load_connector_file, main, render_table
 from seaway.cli.topics import CliError
 from seaway.connect.rest import create_app

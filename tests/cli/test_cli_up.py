@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 from confluent_kafka.admin import AdminClient
+from seaway.properties import load_properties_file
 
 from tests.cli.clirun import SEAWAY
 
@@ -124,13 +125,13 @@ def test_up_on_every_interface_advertises_the_given_host(tmp_path: Path) -> None
     try:
         broker_port = parts["broker"][0].rsplit(":", 1)[1]
         metadata = AdminClient({"bootstrap.servers": f"127.0.0.1:{broker_port}"}).list_topics(timeout=10)
-        assert [(b.host, b.port) for b in metadata.brokers.values()] == [("localhost", int(broker_port))]
+        assert [f"{b.host}:{b.port}" for b in metadata.brokers.values()] == [f"localhost:{int(broker_port)}"]
         worker = httpx.get(parts["connect"][0] + "/", timeout=10)
         assert worker.status_code == 200
-        properties = (tmp_path / "data" / "run" / "worker.properties").read_text()
-        assert "rest.advertised.host.name=localhost" in properties
-        assert "listeners=http://0.0.0.0:" in properties
-        assert f"bootstrap.servers=127.0.0.1:{broker_port}" in properties
+        properties = load_properties_file(tmp_path / "data" / "run" / "worker.properties")  # Java's escaping
+        assert properties["rest.advertised.host.name"] == "localhost"
+        assert properties["listeners"].startswith("http://0.0.0.0:")
+        assert properties["bootstrap.servers"] == f"127.0.0.1:{broker_port}"
         # Listening on every interface: reachable on another loopback address too (a server
         # bound to 127.0.0.1 is not reachable on 127.0.0.2).
         registry_port = parts["registry"][0].rsplit(":", 1)[1]
@@ -167,8 +168,9 @@ def _topic_values(bootstrap: str, topic: str, registry: str) -> list[str]:
             while True:
                 msg = consumer.poll(10)
                 assert msg is not None, f"no end of {topic} within 10 s"
-                if msg.error() is not None:
-                    assert msg.error().code() == KafkaError._PARTITION_EOF, msg.error()
+                error = msg.error()
+                if error is not None:
+                    assert error.code() == KafkaError._PARTITION_EOF, error
                     return values
                 values.append(decode(msg.value()))
         finally:

@@ -104,7 +104,7 @@ def test_file_is_read_as_utf8(tmp_path: Path) -> None:
     assert load_properties_file(path) == {"topic": "données"}
 
 
-_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=20)
+_TEXT = st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=20)
 
 
 @given(st.dictionaries(_TEXT, _TEXT, max_size=8))

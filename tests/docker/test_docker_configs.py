@@ -116,10 +116,10 @@ def test_cluster_configs_serve_a_pipeline(tmp_path: Path) -> None:
                 tmp_path / "worker.log", http_ok(worker_url + "/connectors"), env=worker_env),
     ):
         # Each listener hands out its own advertised address, as Kafka's do.
-        for bootstrap, expected in ((inside, ("127.0.0.1", internal)), (f"127.0.0.1:{external}",
-                                                                        ("localhost", external))):
+        for bootstrap, expected in ((inside, f"127.0.0.1:{internal}"), (f"127.0.0.1:{external}",
+                                                                        f"localhost:{external}")):
             brokers = AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).brokers
-            assert [(b.host, b.port) for b in brokers.values()] == [expected]
+            assert [f"{b.host}:{b.port}" for b in brokers.values()] == [expected]
 
         body = {"name": "lines", "config": {"connector.class": "FileStreamSource", "file": str(source),
                                             "topic": "lines"}}

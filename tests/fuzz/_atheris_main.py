@@ -34,7 +34,7 @@ def run(target_name: str, errors_name: str) -> None:
     allowed: tuple[type[Exception], ...] = getattr(targets, errors_name)
 
     def one_input(data: bytes) -> None:
-        with contextlib.suppress(allowed):
+        with contextlib.suppress(*allowed):
             target(data)
 
     cap = int(os.environ.get("SEAWAY_FUZZ_AS_MB", "3072")) * 1024 * 1024

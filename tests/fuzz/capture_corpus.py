@@ -106,7 +106,7 @@ class RecordingProxy:
 
 def _drive_confluent(bootstrap: str) -> None:
     from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
-    from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic
+    from confluent_kafka.admin import AdminClient, ConfigResource, NewPartitions, NewTopic  # type: ignore[attr-defined]
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     topic = f"corpus-{uuid.uuid4().hex[:6]}"
@@ -118,7 +118,9 @@ def _drive_confluent(bootstrap: str) -> None:
             p = Producer({"bootstrap.servers": bootstrap, "compression.type": codec, "linger.ms": 20,
                           "enable.idempotence": idempotent, "acks": "all"})
             for i in range(30):
-                headers = [("h", b"v"), ("n", None)] if i % 3 == 0 else None
+                headers: list[tuple[str, str | bytes | None]] | None = None
+                if i % 3 == 0:
+                    headers = [("h", b"v"), ("n", None)]
                 p.produce(topic, key=f"k{i}".encode() if i % 4 else None, value=b"x" * (i * 7 % 90) if i % 5 else None,
                           headers=headers, partition=i % 2, timestamp=1_700_000_000_000 + i)
             p.produce(topic + "-c", key=b"key", value=b"value")

@@ -140,7 +140,7 @@ def _decode_batches(data: bytes | bytearray) -> int:
             pass
     except BATCH_ERRORS:
         pass
-    with contextlib.suppress(BATCH_ERRORS):
+    with contextlib.suppress(*BATCH_ERRORS):
         validate_batches(data, _CONFIG, int(time.time() * 1000))
     count = 0
     for _header, records in iter_batches(data, verify_crc=False):
@@ -182,7 +182,7 @@ def walk_differential(records: bytes, count: int) -> None:
     answers: list[object] = []
     for walk in (walk_records_py, walk_records):
         try:
-            answers.append(walk(records, 0, len(records), count))
+            answers.append(walk(records, 0, len(records), count, False))
         except InvalidRecordError:
             answers.append(InvalidRecordError)
     if answers[0] != answers[1]:

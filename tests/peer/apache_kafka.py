@@ -397,7 +397,7 @@ def create_internal_topics(bootstrap: str, props: Mapping[str, str], timeout: fl
     may not serve yet (finding P-X1 in the peer findings); it then exits. Created here
     first, the worker finds them existing.
     """
-    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # re-exported without __all__
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     sizes = {props["config.storage.topic"]: 1, props["offset.storage.topic"]: int(props["offset.storage.partitions"]),

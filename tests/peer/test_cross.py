@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import pytest
 from confluent_kafka import Consumer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic  # type: ignore[attr-defined]  # re-exported without __all__
 from seaway.protocol.client import KafkaConnection
 from seaway.protocol.messages.describe_groups_request import DescribeGroupsRequest
 from seaway.protocol.messages.describe_groups_response import DescribedGroup, DescribeGroupsResponse

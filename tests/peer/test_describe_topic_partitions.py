@@ -14,7 +14,7 @@ import uuid
 from typing import Any
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # re-exported without __all__
 from seaway.protocol.messages.describe_topic_partitions_request import (
     Cursor,
     DescribeTopicPartitionsRequest,

@@ -87,9 +87,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     },
 }
 
-KNOWN: dict[tuple[str, str], str] = {
-    **{("group-consumer-protocol", step): "P-B1" for step in GROUP},
-}
+KNOWN: dict[tuple[str, str], str] = {}
 """(mode, step) -> finding id in /work/notes/peer-findings.md, where Seaway differs today."""
 
 CASES = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import httpx
@@ -35,11 +35,11 @@ def url() -> Iterator[str]:
             _OPEN.pop().close()
 
 
-def converter(url: str, is_key: bool = False, **config: Any) -> AvroConverter:
+def converter(url: str, is_key: bool = False, config: Mapping[str, str] | None = None) -> AvroConverter:
     """A configured converter with its own registry client (closed after the test)."""
     conv = AvroConverter()
     _OPEN.append(conv)
-    conv.configure({"schema.registry.url": url, **{k: str(v) for k, v in config.items()}}, is_key)
+    conv.configure({"schema.registry.url": url, **(config or {})}, is_key)
     return conv
 
 
@@ -228,9 +228,9 @@ def test_subject_name_strategies(url: str) -> None:
     subjects: list[str] = []
     for strategy, subject in STRATEGIES:
         for name in (strategy, f"io.confluent.kafka.serializers.subject.{strategy}"):  # Confluent's class names
-            conv = converter(url, **{"value.subject.name.strategy": name, "key.subject.name.strategy": "nonsense"})
+            conv = converter(url, config={"value.subject.name.strategy": name, "key.subject.name.strategy": "nonsense"})
             conv.from_connect_data("orders", RECORD, Struct(RECORD).put("id", 1))
-            key = converter(url, is_key=True, **{"key.subject.name.strategy": name})
+            key = converter(url, is_key=True, config={"key.subject.name.strategy": name})
             key.from_connect_data("orders", RECORD, Struct(RECORD).put("id", 1))
         subjects += [subject, subject.replace("-value", "-key")]
         assert httpx.get(f"{url}/subjects").json() == sorted(set(subjects))
@@ -239,14 +239,14 @@ def test_subject_name_strategies(url: str) -> None:
 @pytest.mark.timeout(30)
 def test_bad_strategy_and_missing_url_are_config_errors(url: str) -> None:
     with pytest.raises(ConfigError, match=r"subject\.name\.strategy"):
-        converter(url, **{"value.subject.name.strategy": "io.confluent.Nope"})
+        converter(url, config={"value.subject.name.strategy": "io.confluent.Nope"})
     with pytest.raises(ConfigError):
         AvroConverter().configure({}, False)
 
 
 @pytest.mark.timeout(30)
 def test_auto_register_off_looks_the_schema_up(url: str) -> None:
-    conv = converter(url, **{"auto.register.schemas": "false"})
+    conv = converter(url, config={"auto.register.schemas": "false"})
     with pytest.raises(DataError, match="not found"):
         conv.from_connect_data("orders", RECORD, Struct(RECORD).put("id", 1))
     schema_id = converter(url).from_connect_data("orders", RECORD, Struct(RECORD).put("id", 1))
@@ -264,7 +264,7 @@ def test_use_latest_version_serializes_with_the_subjects_latest_schema(url: str)
     assert new_id != old_id
     older_record = SchemaBuilder.struct().name("shop.Order").field("id", Schema.INT64_SCHEMA) \
         .field("extra", SchemaBuilder.string().default_value("none").build()).build()
-    conv = converter(url, **{"auto.register.schemas": "false", "use.latest.version": "true"})
+    conv = converter(url, config={"auto.register.schemas": "false", "use.latest.version": "true"})
     data = conv.from_connect_data("orders", older_record, Struct(older_record).put("id", 5))
     assert data is not None and int.from_bytes(data[1:5], "big") == new_id
     back = converter(url).to_connect_data("orders", data)

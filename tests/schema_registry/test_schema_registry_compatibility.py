@@ -145,7 +145,8 @@ def test_matrix(
 
 
 def _avro_verdict(reader: ParsedSchema, writer: ParsedSchema) -> bool:
-    result = avc.ReaderWriterCompatibilityChecker().get_compatibility(reader.avro_schema, writer.avro_schema)
+    checker = avc.ReaderWriterCompatibilityChecker()  # type: ignore[no-untyped-call]  # avro leaves __init__ unannotated
+    result = checker.get_compatibility(reader.avro_schema, writer.avro_schema)
     return bool(result.compatibility is avc.SchemaCompatibilityType.compatible)
 
 

@@ -20,6 +20,7 @@ from seaway.schema_registry.client import SchemaRegistryClient
 from seaway.schema_registry.serde import AvroDeserializer, AvroSerializer
 
 from tests.schema_registry.registry_server import USER, USER_BAD, USER_V2, serve_registry
+from tests.support.optional import present
 
 
 @pytest.fixture
@@ -38,7 +39,7 @@ def _exercise_confluent_client(client: ConfluentClient) -> None:
     assert schema_id == 1
     assert client.register_schema("other", Schema(USER, "AVRO")) == 1
     fetched = client.get_schema(schema_id)
-    assert json.loads(fetched.schema_str) == json.loads(USER)
+    assert json.loads(present(fetched.schema_str)) == json.loads(USER)
     assert fetched.schema_type == "AVRO"
     latest = client.get_latest_version("users-value")
     assert (latest.schema_id, latest.version, latest.subject) == (1, 1, "users-value")
@@ -53,7 +54,9 @@ def _exercise_confluent_client(client: ConfluentClient) -> None:
         client.register_schema("users-value", Schema(USER_BAD, "AVRO"))
     assert info.value.http_status_code == 409
     assert client.register_schema("users-value", Schema(USER_V2, "AVRO"), normalize_schemas=True) == 2
-    assert client.set_compatibility("users-value", "FULL") == {"compatibility": "FULL"}
+    # confluent-kafka declares str, but returns the registry's JSON body: checked as what it is
+    answer: object = client.set_compatibility("users-value", "FULL")
+    assert answer == {"compatibility": "FULL"}
     assert client.get_compatibility("users-value") == "FULL"
     assert client.get_compatibility() == "BACKWARD"
     assert client.get_schema_types() == ["AVRO"]

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from tests.schema_registry.registry_support import RegistryProcess
 from tests.support.broker import BrokerProcess

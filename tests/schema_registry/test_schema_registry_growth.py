@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -24,7 +25,7 @@ CT = {"Content-Type": "application/vnd.schemaregistry.v1+json"}
 
 
 def grown(n: int) -> str:
-    fields = [{"name": "id", "type": "long"}]
+    fields: list[dict[str, Any]] = [{"name": "id", "type": "long"}]
     fields += [{"name": f"f{i}", "type": ["null", "string"], "default": None} for i in range(n)]
     return json.dumps({"type": "record", "name": "Grow", "namespace": "bench", "fields": fields})
 

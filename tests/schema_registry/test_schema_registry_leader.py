@@ -6,6 +6,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -64,7 +65,7 @@ def fast_broker(tmp_path: Path) -> Iterator[BrokerProcess]:
         yield broker
 
 
-def _instance(bootstrap: str, port: int, **extra: object) -> ServedApp:
+def _instance(bootstrap: str, port: int, **extra: Any) -> ServedApp:
     settings = RegistrySettings(
         kafkastore_bootstrap_servers=bootstrap,
         listeners=f"http://127.0.0.1:{port}",

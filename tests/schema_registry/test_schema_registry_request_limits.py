@@ -35,8 +35,7 @@ def registry() -> Iterator[str]:
 
 def _connect(url: str) -> socket.socket:
     parts = urlsplit(url)
-    sock = socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=10)
-    return sock
+    return socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 80), timeout=10)
 
 
 def _read_response(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:

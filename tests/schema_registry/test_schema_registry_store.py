@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 import pytest
 from seaway.schema_registry.errors import ErrorCode, RegistryError
@@ -144,7 +145,7 @@ def test_nothing_is_written_on_error() -> None:
     svc = service(log)
     svc.register("s", SchemaRequest(REC))
     before = log.end_offset()
-    bad = [
+    bad: list[Callable[[], object]] = [
         lambda: svc.register("s", SchemaRequest('{"type": "nope"}')),
         lambda: svc.register("s", SchemaRequest('{"type":"record","name":"R","fields":[{"name":"z","type":"int"}]}')),
         lambda: svc.delete_subject("s", permanent=True),

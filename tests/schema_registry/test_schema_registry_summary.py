@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Any
 
 import pytest
 from seaway.schema_registry.compatibility import CompatibilityLevel, check_pair
@@ -47,7 +48,7 @@ def test_what_summaries_prove_and_what_they_leave_to_the_checker() -> None:
 
 
 def grown_schema(n: int) -> str:
-    fields = [{"name": "id", "type": "long"}]
+    fields: list[dict[str, Any]] = [{"name": "id", "type": "long"}]
     fields += [{"name": f"f{i}", "type": ["null", "string"], "default": None} for i in range(n)]
     return json.dumps({"type": "record", "name": "Grow", "namespace": "bench", "fields": fields})
 

@@ -21,7 +21,8 @@ from seaway.connect.api import (
 )
 from seaway.transforms import CastKey, CastValue
 from seaway.transforms.cast import java_number_string
-from transforms_helpers import configured, sink
+
+from tests.transforms.transforms_helpers import configured, kept, sink
 
 
 @pytest.mark.parametrize(("spec", "value", "expected"), [
@@ -38,7 +39,7 @@ from transforms_helpers import configured, sink
     ("string", b"\x00\x01hello", "AAFoZWxsbw=="),
 ])
 def test_whole_value_schemaless(spec: str, value: object, expected: object) -> None:
-    out = configured(CastValue, spec=spec).apply(sink(value))
+    out = kept(configured(CastValue, spec=spec).apply(sink(value)))
     assert out.value == expected and type(out.value) is type(expected)
     assert out.value_schema is None
 
@@ -58,7 +59,7 @@ def test_string_out_of_range(spec: str) -> None:
 ])
 def test_whole_value_with_schema(spec: str, schema_type: SchemaType) -> None:
     source_schema = SchemaBuilder.int32().name("my.int").doc("d").optional().build()
-    out = configured(CastKey, spec=spec).apply(sink(key=1, key_schema=source_schema))
+    out = kept(configured(CastKey, spec=spec).apply(sink(key=1, key_schema=source_schema)))
     assert out.key_schema.type is schema_type
     assert (out.key_schema.name, out.key_schema.doc, out.key_schema.optional) == ("my.int", "d", True)
     out.key_schema.validate(out.key)
@@ -66,7 +67,7 @@ def test_whole_value_with_schema(spec: str, schema_type: SchemaType) -> None:
 
 
 def test_float32_string_is_java_float_tostring() -> None:
-    out = configured(CastValue, spec="string").apply(sink(1.100000023841858, Schema.FLOAT32_SCHEMA))
+    out = kept(configured(CastValue, spec="string").apply(sink(1.100000023841858, Schema.FLOAT32_SCHEMA)))
     assert out.value == "1.1"
     assert java_number_string(1.1) == "1.1" and java_number_string(123456789.0) == "1.23456789E8"
     assert java_number_string(float("inf")) == "Infinity" and java_number_string(-0.0) == "-0.0"
@@ -75,7 +76,7 @@ def test_float32_string_is_java_float_tostring() -> None:
 def test_bytes_only_to_string() -> None:
     with pytest.raises(DataError, match="Unexpected type in Cast transformation: bytes"):
         configured(CastValue, spec="int32").apply(sink(b"abc", Schema.BYTES_SCHEMA))
-    out = configured(CastValue, spec="string").apply(sink(b"abc", Schema.BYTES_SCHEMA))
+    out = kept(configured(CastValue, spec="string").apply(sink(b"abc", Schema.BYTES_SCHEMA)))
     assert (out.value_schema, out.value) == (Schema.STRING_SCHEMA, "YWJj")
 
 
@@ -88,18 +89,18 @@ def test_unsupported_inputs() -> None:
 
 def test_logical_types() -> None:
     ts = datetime.datetime(2023, 11, 14, 22, 13, 20, tzinfo=datetime.UTC)
-    out = configured(CastValue, spec="int64").apply(sink(ts, Timestamp.SCHEMA))
+    out = kept(configured(CastValue, spec="int64").apply(sink(ts, Timestamp.SCHEMA)))
     assert (out.value, out.value_schema) == (1_700_000_000_000, Schema.INT64_SCHEMA)
-    out = configured(CastValue, spec="string").apply(sink(ts, Timestamp.SCHEMA))
+    out = kept(configured(CastValue, spec="string").apply(sink(ts, Timestamp.SCHEMA)))
     assert out.value == "2023-11-14T22:13:20.000Z"
-    assert configured(CastValue, spec="int32").apply(sink(datetime.date(1970, 1, 11), Date.SCHEMA)).value == 10
-    assert configured(CastValue, spec="int32").apply(sink(datetime.time(0, 0, 1), Time.SCHEMA)).value == 1000
-    assert configured(CastValue, spec="string").apply(sink(datetime.date(2020, 2, 3), Date.SCHEMA)).value == \
+    assert kept(configured(CastValue, spec="int32").apply(sink(datetime.date(1970, 1, 11), Date.SCHEMA))).value == 10
+    assert kept(configured(CastValue, spec="int32").apply(sink(datetime.time(0, 0, 1), Time.SCHEMA))).value == 1000
+    assert kept(configured(CastValue, spec="string").apply(sink(datetime.date(2020, 2, 3), Date.SCHEMA))).value == \
         "2020-02-03"
     amount = decimal.Decimal("12.75")
-    assert configured(CastValue, spec="int32").apply(sink(amount, Decimal.schema(2))).value == 12
-    assert configured(CastValue, spec="float64").apply(sink(amount, Decimal.schema(2))).value == 12.75
-    assert configured(CastValue, spec="string").apply(sink(amount, Decimal.schema(2))).value == "12.75"
+    assert kept(configured(CastValue, spec="int32").apply(sink(amount, Decimal.schema(2)))).value == 12
+    assert kept(configured(CastValue, spec="float64").apply(sink(amount, Decimal.schema(2)))).value == 12.75
+    assert kept(configured(CastValue, spec="string").apply(sink(amount, Decimal.schema(2)))).value == "12.75"
 
 
 def test_per_field_with_schema() -> None:
@@ -111,7 +112,7 @@ def test_per_field_with_schema() -> None:
     value = (Struct(schema).put("int8", 8).put("float", 32.5).put("bool", True).put("string", "42")
              .put("ts", datetime.datetime(1970, 1, 1, 0, 0, 1, tzinfo=datetime.UTC)).put("untouched", "u"))
     t = configured(CastValue, spec="int8:int32,int16:string,float:int64,bool:float32,string:int32,ts:int64")
-    out = t.apply(sink(value, schema))
+    out = kept(t.apply(sink(value, schema)))
     s = out.value_schema
     assert s.name == "rec"
     assert [s.field(n).schema.type for n in ("int8", "int16", "float", "bool", "string", "ts", "untouched")] == [
@@ -123,12 +124,12 @@ def test_per_field_with_schema() -> None:
     assert [v.get(n) for n in ("int8", "int16", "float", "bool", "string", "ts", "untouched")] == \
         [8, "7", 32, 1.0, 42, 1000, "u"]
     v.validate()
-    assert t.apply(sink(value, schema)).value_schema is s  # cached
+    assert kept(t.apply(sink(value, schema))).value_schema is s  # cached
 
 
 def test_per_field_schemaless_and_tombstone() -> None:
     t = configured(CastValue, spec="a:int8, b:string ,missing:boolean")
-    assert t.apply(sink({"a": 300, "b": 1.5, "c": "keep"})).value == \
+    assert kept(t.apply(sink({"a": 300, "b": 1.5, "c": "keep"}))).value == \
         {"a": 44, "b": "1.5", "c": "keep", "missing": None}
     record = sink(None, Schema.OPTIONAL_INT32_SCHEMA)
     assert t.apply(record) is record

@@ -16,17 +16,18 @@ from seaway.transforms import (
     TopicNameMatches,
     should_apply,
 )
-from transforms_helpers import configured, sink
+
+from tests.transforms.transforms_helpers import configured, kept, sink
 
 
 # -- HeaderFrom ---------------------------------------------------------------------------------
 def test_header_from_schemaless_copy_and_move() -> None:
     record = sink({"a": 1, "b": "x", "c": True}, headers=Headers().add_string("old", "o"))
-    copy = configured(HeaderFromValue, fields="a,b", headers="h1,h2", operation="copy").apply(record)
+    copy = kept(configured(HeaderFromValue, fields="a,b", headers="h1,h2", operation="copy").apply(record))
     assert copy.value == {"a": 1, "b": "x", "c": True}
     assert [(h.key, h.schema, h.value) for h in copy.headers] == [
         ("old", Schema.OPTIONAL_STRING_SCHEMA, "o"), ("h1", None, 1), ("h2", None, "x")]
-    move = configured(HeaderFromValue, fields="a,missing", headers="h1,h2", operation="move").apply(record)
+    move = kept(configured(HeaderFromValue, fields="a,missing", headers="h1,h2", operation="move").apply(record))
     assert move.value == {"b": "x", "c": True}
     assert move.headers.last_with_name("h2").value is None
     assert len(record.headers) == 1  # input untouched
@@ -36,14 +37,14 @@ def test_header_from_with_schema() -> None:
     schema = (SchemaBuilder.struct().name("s").field("a", Schema.INT32_SCHEMA).field("b", Schema.STRING_SCHEMA)
               .build())
     value = Struct(schema).put("a", 1).put("b", "x")
-    move = configured(HeaderFromKey, fields="a", headers="ha", operation="move").apply(
-        sink(key=value, key_schema=schema))
+    move = kept(configured(HeaderFromKey, fields="a", headers="ha", operation="move").apply(
+        sink(key=value, key_schema=schema)))
     assert [f.name for f in move.key_schema.fields] == ["b"] and move.key_schema.name == "s"
     assert move.key.get("b") == "x"
     header = move.headers.last_with_name("ha")
     assert (header.schema, header.value) == (Schema.INT32_SCHEMA, 1)
-    copy = configured(HeaderFromKey, fields="a", headers="ha", operation="copy").apply(
-        sink(key=value, key_schema=schema))
+    copy = kept(configured(HeaderFromKey, fields="a", headers="ha", operation="copy").apply(
+        sink(key=value, key_schema=schema)))
     assert copy.key is value and copy.key_schema is schema
     with pytest.raises(DataError, match="nope"):
         configured(HeaderFromKey, fields="nope", headers="h", operation="copy").apply(
@@ -64,7 +65,7 @@ def test_header_from_config_errors() -> None:
     ("1.5", Schema.FLOAT32_SCHEMA, 1.5)])
 def test_insert_header(literal: str, schema: Schema, value: object) -> None:
     record = sink("v", headers=Headers().add_string("a", "x"))
-    out = configured(InsertHeader, header="h", **{"value.literal": literal}).apply(record)
+    out = kept(configured(InsertHeader, header="h", **{"value.literal": literal}).apply(record))
     assert [h.key for h in out.headers] == ["a", "h"]
     header = out.headers.last_with_name("h")
     assert (header.schema, header.value) == (schema, value)
@@ -78,7 +79,7 @@ def test_insert_header_requires_both() -> None:
 
 def test_drop_headers() -> None:
     headers = Headers().add_string("a", "1").add_string("b", "2").add_string("a", "3").add_string("c", "4")
-    out = configured(DropHeaders, headers="a,c").apply(sink(headers=headers))
+    out = kept(configured(DropHeaders, headers="a,c").apply(sink(headers=headers)))
     assert [h.key for h in out.headers] == ["b"]
     assert len(headers) == 4
     with pytest.raises(ConfigError, match="Empty list"):
@@ -97,7 +98,7 @@ def test_drop_headers() -> None:
     ("(a)?b", "[$1]", "b", "[]"),
 ])
 def test_regex_router(regex: str, replacement: str, topic: str, expected: str) -> None:
-    out = configured(RegexRouter, regex=regex, replacement=replacement).apply(sink(topic=topic))
+    out = kept(configured(RegexRouter, regex=regex, replacement=replacement).apply(sink(topic=topic)))
     assert out.topic == expected
 
 

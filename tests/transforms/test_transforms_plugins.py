@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+from collections.abc import Callable
 
 import pytest
 from seaway.connect.api import ConfigDef, Predicate, Schema, SchemaBuilder, Struct, Transformation
@@ -21,7 +22,8 @@ from seaway.transforms import (
 )
 from seaway.transforms.aliases import PREDICATES, TRANSFORMATIONS
 from seaway.transforms.util import SchemaCache
-from transforms_helpers import configured, sink
+
+from tests.transforms.transforms_helpers import configured, kept, sink
 
 
 def _entry_points() -> dict[str, dict[str, str]]:
@@ -46,6 +48,7 @@ def test_every_entry_point_imports_and_has_the_right_base(group: str, base: type
         cls = _load(target)
         assert issubclass(cls, base), name
         instance = cls()
+        assert isinstance(instance, (Transformation, Predicate))
         assert isinstance(instance.config(), ConfigDef)
         assert resolve(name) is cls
 
@@ -106,8 +109,15 @@ def test_schema_cache_identity_structural_and_lru() -> None:
     cache.put(c, "C")  # evicts b, the least recently used
     assert cache.get(b) is None and cache.get(c) == "C" and len(cache) == 2
     built: list[Schema] = []
-    assert cache.get_or_build(b, lambda s: built.append(s) or "B2") == "B2"
-    assert cache.get_or_build(b, lambda s: built.append(s) or "B3") == "B2" and built == [b]
+
+    def builder(result: str) -> Callable[[Schema], str]:
+        def build(schema: Schema) -> str:
+            built.append(schema)
+            return result
+        return build
+
+    assert cache.get_or_build(b, builder("B2")) == "B2"
+    assert cache.get_or_build(b, builder("B3")) == "B2" and built == [b]
 
 
 def test_five_transform_chain_reuses_schemas() -> None:
@@ -122,7 +132,7 @@ def test_five_transform_chain_reuses_schemas() -> None:
     for i in range(3):
         record = sink(Struct(schema).put("id", i).put("email", "a@b.c").put("debug", "d"), schema, topic="users")
         for transform in chain:
-            record = transform.apply(record)
+            record = kept(transform.apply(record))
         record.value.validate()
         schemas.append(record.value_schema)
         assert record.topic == "users-20231114"

@@ -6,10 +6,22 @@ import datetime
 import itertools
 
 import pytest
-from seaway.connect.api import ConfigError, DataError, Date, Schema, SchemaBuilder, Struct, Time, Timestamp
+from seaway.connect.api import (
+    ConfigError,
+    ConnectRecord,
+    DataError,
+    Date,
+    Schema,
+    SchemaBuilder,
+    Struct,
+    Time,
+    Timestamp,
+    Transformation,
+)
 from seaway.transforms import TimestampConverterKey, TimestampConverterValue, TimestampRouter
 from seaway.transforms._datefmt import JavaDateFormat
-from transforms_helpers import configured, sink
+
+from tests.transforms.transforms_helpers import configured, field_schema, kept, sink
 
 UTC = datetime.UTC
 # 2017-01-02 03:04:05.006 UTC
@@ -28,7 +40,8 @@ REPRESENTATIONS = {
 }
 
 
-def converter(target: str, cls: type = TimestampConverterValue, **configs: str) -> TimestampConverterValue:
+def converter(target: str, cls: type[Transformation[ConnectRecord]] = TimestampConverterValue, /,
+              **configs: str) -> Transformation[ConnectRecord]:
     return configured(cls, **{"target.type": target, "format": FORMAT, **configs})
 
 
@@ -36,30 +49,31 @@ def converter(target: str, cls: type = TimestampConverterValue, **configs: str) 
 def test_full_instant_between_types(source: str, target: str) -> None:
     schema, value = REPRESENTATIONS[source]
     expected_schema, expected = REPRESENTATIONS[target]
-    with_schema = converter(target).apply(sink(value, schema))
+    with_schema = kept(converter(target).apply(sink(value, schema)))
     assert (with_schema.value_schema, with_schema.value) == (expected_schema, expected)
-    schemaless = converter(target).apply(sink(value))
+    schemaless = kept(converter(target).apply(sink(value)))
     assert (schemaless.value_schema, schemaless.value) == (None, expected)
 
 
 @pytest.mark.parametrize(("source_schema", "value"), [(Schema.STRING_SCHEMA, STRING), (Schema.INT64_SCHEMA, MILLIS),
                                                       (Timestamp.SCHEMA, TS)])
 def test_to_date_and_time(source_schema: Schema, value: object) -> None:
-    out = converter("Date").apply(sink(value, source_schema))
+    out = kept(converter("Date").apply(sink(value, source_schema)))
     assert (out.value_schema, out.value) == (Date.SCHEMA, DATE)
-    out = converter("Time").apply(sink(value, source_schema))
+    out = kept(converter("Time").apply(sink(value, source_schema)))
     assert (out.value_schema, out.value) == (Time.SCHEMA, TIME)
 
 
 def test_from_date_and_time() -> None:
-    assert converter("Timestamp").apply(sink(DATE, Date.SCHEMA)).value == datetime.datetime(2017, 1, 2, tzinfo=UTC)
-    assert converter("unix").apply(sink(DATE, Date.SCHEMA)).value == 1483315200000
-    assert converter("string").apply(sink(DATE, Date.SCHEMA)).value == "2017-01-02T00:00:00.000"
-    assert converter("unix").apply(sink(TIME, Time.SCHEMA)).value == 11045006
-    assert converter("string").apply(sink(TIME, Time.SCHEMA)).value == "1970-01-01T03:04:05.006"
-    assert converter("Date").apply(sink(DATE, Date.SCHEMA)).value == DATE
-    assert converter("Time").apply(sink(TIME, Time.SCHEMA)).value == TIME
-    assert converter("Date").apply(sink(TIME)).value == datetime.date(1970, 1, 1)  # schemaless time
+    midnight = datetime.datetime(2017, 1, 2, tzinfo=UTC)
+    assert kept(converter("Timestamp").apply(sink(DATE, Date.SCHEMA))).value == midnight
+    assert kept(converter("unix").apply(sink(DATE, Date.SCHEMA))).value == 1483315200000
+    assert kept(converter("string").apply(sink(DATE, Date.SCHEMA))).value == "2017-01-02T00:00:00.000"
+    assert kept(converter("unix").apply(sink(TIME, Time.SCHEMA))).value == 11045006
+    assert kept(converter("string").apply(sink(TIME, Time.SCHEMA))).value == "1970-01-01T03:04:05.006"
+    assert kept(converter("Date").apply(sink(DATE, Date.SCHEMA))).value == DATE
+    assert kept(converter("Time").apply(sink(TIME, Time.SCHEMA))).value == TIME
+    assert kept(converter("Date").apply(sink(TIME))).value == datetime.date(1970, 1, 1)  # schemaless time
 
 
 @pytest.mark.parametrize(("precision", "unix"), [("seconds", 1483326245), ("milliseconds", MILLIS),
@@ -68,40 +82,40 @@ def test_from_date_and_time() -> None:
 def test_unix_precision(precision: str, unix: int) -> None:
     t = converter("unix", **{"unix.precision": precision})
     expected = unix if precision != "seconds" else 1483326245
-    assert t.apply(sink(TS, Timestamp.SCHEMA)).value == expected
-    back = converter("Timestamp", **{"unix.precision": precision}).apply(sink(unix, Schema.INT64_SCHEMA)).value
+    assert kept(t.apply(sink(TS, Timestamp.SCHEMA))).value == expected
+    back = kept(converter("Timestamp", **{"unix.precision": precision}).apply(sink(unix, Schema.INT64_SCHEMA))).value
     assert back == (TS if precision != "seconds" else TS.replace(microsecond=0))
 
 
 def test_micro_and_nano_inputs_truncate_toward_zero() -> None:
     t = converter("unix", **{"unix.precision": "microseconds"})
-    assert converter("Timestamp", **{"unix.precision": "microseconds"}).apply(sink(-1500)).value == \
+    assert kept(converter("Timestamp", **{"unix.precision": "microseconds"}).apply(sink(-1500))).value == \
         datetime.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=UTC)
-    assert t.apply(sink(datetime.datetime(1970, 1, 1, tzinfo=UTC))).value == 0
+    assert kept(t.apply(sink(datetime.datetime(1970, 1, 1, tzinfo=UTC)))).value == 0
 
 
 def test_field_with_schema_and_optional() -> None:
     schema = (SchemaBuilder.struct().name("r").field("ts", SchemaBuilder.int64().optional().build())
               .field("other", Schema.STRING_SCHEMA).build())
     t = converter("Timestamp", field="ts")
-    out = t.apply(sink(Struct(schema).put("ts", MILLIS).put("other", "o"), schema))
-    assert out.value_schema.name == "r"
-    field_schema = out.value_schema.field("ts").schema
-    assert field_schema.name == Timestamp.LOGICAL_NAME and field_schema.optional
+    out = kept(t.apply(sink(Struct(schema).put("ts", MILLIS).put("other", "o"), schema)))
+    assert out.value_schema is not None and out.value_schema.name == "r"
+    ts_schema = field_schema(out.value_schema, "ts")
+    assert ts_schema.name == Timestamp.LOGICAL_NAME and ts_schema.optional
     assert out.value.get("ts") == TS and out.value.get("other") == "o"
-    out = t.apply(sink(Struct(schema).put("other", "o"), schema))
+    out = kept(t.apply(sink(Struct(schema).put("other", "o"), schema)))
     assert out.value.get("ts") is None
-    assert t.apply(sink(None, schema)).value is None
-    optional_whole = converter("unix").apply(sink(None, Timestamp.builder().optional().build()))
+    assert kept(t.apply(sink(None, schema))).value is None
+    optional_whole = kept(converter("unix").apply(sink(None, Timestamp.builder().optional().build())))
     assert (optional_whole.value_schema, optional_whole.value) == (Schema.OPTIONAL_INT64_SCHEMA, None)
 
 
 def test_field_schemaless_and_key() -> None:
     t = converter("unix", TimestampConverterKey, field="ts")
-    out = t.apply(sink(key={"ts": TS, "x": 1}))
+    out = kept(t.apply(sink(key={"ts": TS, "x": 1})))
     assert out.key == {"ts": MILLIS, "x": 1}
-    assert t.apply(sink(key={"x": 1})).key == {"x": 1, "ts": None}
-    assert t.apply(sink(key=None)).key is None
+    assert kept(t.apply(sink(key={"x": 1}))).key == {"x": 1, "ts": None}
+    assert kept(t.apply(sink(key=None))).key is None
 
 
 def test_conversion_errors() -> None:
@@ -156,17 +170,17 @@ def test_date_parse() -> None:
 
 # -- TimestampRouter ----------------------------------------------------------------------------
 def test_timestamp_router_defaults() -> None:
-    out = configured(TimestampRouter).apply(sink({"a": 1}, topic="orders", timestamp=MILLIS))
+    out = kept(configured(TimestampRouter).apply(sink({"a": 1}, topic="orders", timestamp=MILLIS)))
     assert out.topic == "orders-20170102" and out.value == {"a": 1} and out.kafka_partition == 0
 
 
 def test_timestamp_router_custom_format_and_cache_boundaries() -> None:
     t = configured(TimestampRouter, **{"topic.format": "${timestamp}_${topic}_x", "timestamp.format": "yyyy-MM-dd-HH"})
-    assert t.apply(sink(topic="t", timestamp=MILLIS)).topic == "2017-01-02-03_t_x"
-    assert t.apply(sink(topic="t", timestamp=MILLIS + 1000)).topic == "2017-01-02-03_t_x"
-    assert t.apply(sink(topic="t", timestamp=MILLIS + 3_600_000)).topic == "2017-01-02-04_t_x"
-    assert t.apply(sink(topic="u", timestamp=MILLIS + 3_600_000)).topic == "2017-01-02-04_u_x"
-    assert t.apply(sink(topic="t", timestamp=-1)).topic == "1969-12-31-23_t_x"
+    assert kept(t.apply(sink(topic="t", timestamp=MILLIS))).topic == "2017-01-02-03_t_x"
+    assert kept(t.apply(sink(topic="t", timestamp=MILLIS + 1000))).topic == "2017-01-02-03_t_x"
+    assert kept(t.apply(sink(topic="t", timestamp=MILLIS + 3_600_000))).topic == "2017-01-02-04_t_x"
+    assert kept(t.apply(sink(topic="u", timestamp=MILLIS + 3_600_000))).topic == "2017-01-02-04_u_x"
+    assert kept(t.apply(sink(topic="t", timestamp=-1))).topic == "1969-12-31-23_t_x"
 
 
 def test_timestamp_router_errors() -> None:

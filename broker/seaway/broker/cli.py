@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 
 from seaway.errors import SeawayError
+from seaway.log_setup import add_log_format_argument, configure_logging
 
 __all__ = ["main"]
 
@@ -18,12 +18,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                    help="set a broker config, e.g. --override log.dirs=/var/lib/seaway (repeatable)")
     p.add_argument("--log-level", default="INFO")
+    add_log_format_argument(p)
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(args.log_level, args.log_format, text_format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     from seaway.broker.config import BrokerConfig
     from seaway.broker.server import run_broker
 

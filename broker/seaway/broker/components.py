@@ -1,8 +1,9 @@
 """Attach the optional broker components (coordinators, producer state) to a context.
 
-Each component registers itself under a well-known name in ``BrokerContext.components``
-so handlers find it without the context importing every layer. Components may have a
-``close()`` (sync or async) that the server calls on shutdown.
+Each layer's ``install`` sets its typed field of ``BrokerContext.components``
+(:class:`~seaway.broker.context.Components`), so handlers find it without the context
+importing every layer. The server closes ``components.closeables()`` on shutdown, in the
+order installed here.
 """
 
 from __future__ import annotations
@@ -21,4 +22,4 @@ def install(context: BrokerContext) -> None:
     producer.install(context)
     cleaner.install(context)
     txn.install(context)  # after the three above: it wires itself to each
-    return None
+    return

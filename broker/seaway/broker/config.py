@@ -70,6 +70,8 @@ Listener = tuple[str, str, int]
 
 LONG_MAX = 9223372036854775807
 INT_MAX = 2147483647
+CONSUMER_GROUP_ASSIGNORS = ("org.apache.kafka.coordinator.group.assignor.UniformAssignor",
+                            "org.apache.kafka.coordinator.group.assignor.RangeAssignor")
 
 
 @dataclass(frozen=True)
@@ -265,6 +267,17 @@ BROKER_CONFIG_DEFS: Mapping[str, BrokerConfigDef] = {
         _d("group.min.session.timeout.ms", _INT, 6000, "Smallest session timeout a member may ask for."),
         _d("group.max.session.timeout.ms", _INT, 1800000, "Largest session timeout a member may ask for."),
         _d("group.max.size", _INT, INT_MAX, "Most members of one group.", 1),
+        # KIP-848 consumer groups (group.protocol=consumer); checked together in _check_consumer_groups.
+        _d("group.consumer.session.timeout.ms", _INT, 45000, "Session timeout of consumer group members.", 1),
+        _d("group.consumer.min.session.timeout.ms", _INT, 45000, "Smallest group.consumer.session.timeout.ms.", 1),
+        _d("group.consumer.max.session.timeout.ms", _INT, 60000, "Largest group.consumer.session.timeout.ms.", 1),
+        _d("group.consumer.heartbeat.interval.ms", _INT, 5000, "Heartbeat interval given to consumer group members.",
+           1),
+        _d("group.consumer.min.heartbeat.interval.ms", _INT, 5000, "Smallest group.consumer.heartbeat.interval.ms.", 1),
+        _d("group.consumer.max.heartbeat.interval.ms", _INT, 15000, "Largest group.consumer.heartbeat.interval.ms.", 1),
+        _d("group.consumer.max.size", _INT, INT_MAX, "Most members of one consumer group.", 1),
+        _d("group.consumer.assignors", _LIST, CONSUMER_GROUP_ASSIGNORS, "Server-side assignors; the first is the "
+           "default.", None, (*CONSUMER_GROUP_ASSIGNORS, "uniform", "range")),
         _d("transaction.state.log.num.partitions", _INT, 50, "Partitions of __transaction_state.", 1),
         _d("transaction.state.log.replication.factor", _SHORT, 1, "Accepted; one replica here.", 1),
         _d(
@@ -323,6 +336,13 @@ BROKER_CONFIG_DEFS: Mapping[str, BrokerConfigDef] = {
             "reading (0 or less = no limit, Kafka's default -1).",
         ),
         _d("max.connections", _INT, INT_MAX, "Most client connections; at the limit new ones wait.", 0),
+        # Seaway's own key (Kafka has no HTTP metrics port; jmx_exporter adds one): docs/metrics.md.
+        _d("metrics.listener", _STR, "",
+           "host:port of the Prometheus /metrics HTTP listener (port 0: any free port); empty = off."),
+        _d("metrics.lag.window.intervals", _INT, 10,
+           "Commits kept per group partition for the lag status (Burrow's storage intervals).", 1),
+        _d("metrics.lag.min.distance.ms", _LONG, 1000,
+           "Commits closer than this to the previous one replace it in the lag window (Burrow's min-distance).", 0),
         _d(
             "max.connections.per.ip",
             _INT,
@@ -472,6 +492,9 @@ class BrokerConfig:
     connection_failed_authentication_delay_ms: int
     sasl_server_max_receive_size: int
     allow_everyone_if_no_acl_found: bool
+    metrics_listener: str
+    metrics_lag_window_intervals: int
+    metrics_lag_min_distance_ms: int
 
     def __init__(self, props: Mapping[str, str] | None = None) -> None:
         self.raw: dict[str, str] = dict(props or {})
@@ -491,6 +514,7 @@ class BrokerConfig:
         self.log_dirs = self._log_dirs()
         self.listeners, self.advertised_listeners = self._listeners()
         self._check_keys()
+        self._check_consumer_groups()
         self.listener_security, self.super_users = (security := self._security()).listeners, security.super_users
         self.metadata_log_dir = Path(str(self.get("metadata.log.dir") or self.log_dirs[0]))
         self.max_connections_per_ip_overrides_map = self._connection_overrides()
@@ -526,6 +550,24 @@ class BrokerConfig:
                 unknown.append(key)
         if unknown:
             log.warning("unknown broker config(s) ignored: %s", ", ".join(sorted(unknown)))
+
+    def _check_consumer_groups(self) -> None:
+        """Kafka's GroupCoordinatorConfig requirements between the group.consumer.* values."""
+        p = "group.consumer."
+        v = {k: self.get(p + k) for k in ("session.timeout.ms", "min.session.timeout.ms", "max.session.timeout.ms",
+                                          "heartbeat.interval.ms", "min.heartbeat.interval.ms",
+                                          "max.heartbeat.interval.ms")}
+        for low, high in (("min.session.timeout.ms", "max.session.timeout.ms"),
+                          ("min.session.timeout.ms", "session.timeout.ms"),
+                          ("session.timeout.ms", "max.session.timeout.ms"),
+                          ("min.heartbeat.interval.ms", "max.heartbeat.interval.ms"),
+                          ("min.heartbeat.interval.ms", "heartbeat.interval.ms"),
+                          ("heartbeat.interval.ms", "max.heartbeat.interval.ms")):
+            if v[low] > v[high]:
+                raise ConfigError(f"{p}{high}={v[high]} must be at least {p}{low}={v[low]}")
+        if v["heartbeat.interval.ms"] >= v["session.timeout.ms"]:
+            raise ConfigError(f"{p}heartbeat.interval.ms={v['heartbeat.interval.ms']} must be less than "
+                              f"{p}session.timeout.ms={v['session.timeout.ms']}")
 
     def _security(self) -> BrokerSecurity:
         try:  # per listener: protocol, TLS context (key material loaded now), SASL mechanisms

@@ -47,9 +47,17 @@ socket's fd, the protocol bytes with ``send(MSG_MORE)`` and every region with
 ``os.sendfile`` straight from the page cache, waiting for writability when the socket
 is full. Nothing else writes to the connection meanwhile (the connection's single
 worker is busy with this response), so ordering holds. TLS cannot use sendfile (the bytes
-must be encrypted in this process): regions are read with ``os.pread`` in 256 KiB pieces and
-written through the TLS transport, waiting whenever it holds more than 2 MiB, so a 50 MB
-fetch answer is never in memory at once.
+must be encrypted in this process): regions are read with ``os.pread`` and the response is
+written through the TLS transport in writes of up to 256 KiB, the protocol bytes and small
+regions joined (one write is one send of full 16 KiB TLS records), waiting whenever the
+transport holds more than 2 MiB, so a 50 MB fetch answer is never in memory at once.
+
+Why uvloop's TLS transport and not our own: receiving, an ``SSLSocket`` reading into the
+frame buffer costs more CPU per byte than it (Python's ``ssl`` has no read-ahead: a socket BIO
+makes two ``recv`` calls per 16 KiB record) and an ``SSLObject`` with ``MemoryBIO`` about the
+same (it copies as uvloop does); sending, a ``MemoryBIO`` driven by hand saved 0.1-0.15 s of
+about 0.7 s per GiB in a bare loop, too little for a TLS transport of our own with its
+handshake, shutdown and flow control (figures in docs/performance.md). kTLS needs Python 3.12.
 """
 
 from __future__ import annotations
@@ -149,6 +157,12 @@ _BYTES_TYPES = (bytes, bytearray, memoryview)
 def _resolve(fut: asyncio.Future[None]) -> None:
     if not fut.done():
         fut.set_result(None)
+
+
+def _write_parts(transport: asyncio.Transport, parts: list[Any]) -> None:
+    """One transport write of ``parts`` (joined when there are several; nothing when none)."""
+    if parts:
+        transport.write(parts[0] if len(parts) == 1 else b"".join(parts))
 
 
 class KafkaConnection(asyncio.BufferedProtocol):
@@ -427,6 +441,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self._abort(None)
 
     async def _handle(self, frame: bytearray | memoryview) -> None:
+        metrics = self.broker.metrics  # request count and TotalTimeMs (seaway.broker.metrics)
+        started = time.perf_counter_ns() if metrics is not None else 0
         sasl = self._sasl
         if sasl is not None:
             if sasl.raw_tokens:
@@ -469,11 +485,15 @@ class KafkaConnection(asyncio.BufferedProtocol):
             self._abort(f"{spec.name} v{version} failed: {exc.name} {exc}")
             return
         if response is None:
+            if metrics is not None:
+                metrics.request_done(api_key, started)
             return
         header_flexible = flexible and api_key != _API_VERSIONS_KEY
         if sasl is not None:
             await self._after_sasl_step(sasl, api_key)
         await self._send(correlation_id, response, version, header_flexible)
+        if metrics is not None:
+            metrics.request_done(api_key, started)
         if sasl is not None and sasl.failed:
             self._close_after_flush(sasl.failure)
 
@@ -611,14 +631,34 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 self._abort(f"writing a response failed: {exc}")
 
     async def _write_through_transport(self, chunks: list[Any]) -> None:
-        """TLS (or no socket to sendfile to): file regions read piece by piece and written
-        through the transport, pausing while it is over its high-water mark."""
+        """TLS (or no socket to sendfile to): the response gathered into writes of up to
+        :data:`_TLS_CHUNK` bytes, file regions read piece by piece, pausing while the
+        transport is over its high-water mark.
+
+        Each transport write is encrypted into TLS records of up to 16 KiB and sent with one
+        syscall, so a fetch answer of many small pieces (6 partitions with a batch each is
+        13 chunks: protocol bytes between regions) is read and joined into one write, one
+        record and one send instead of 13 of each. A big region is read in whole pieces
+        written as they are; only the pieces that meet protocol bytes or another region
+        are joined (a copy of at most one piece per region boundary).
+        """
         transport = self.transport
         assert transport is not None
         can_write = self._can_write
+        parts: list[Any] = []  # gathered for the next write, ``size`` bytes in all
+        size = 0
         for chunk in chunks:
             if isinstance(chunk, _BYTES_TYPES):
-                transport.write(chunk)
+                if len(chunk) >= _TLS_CHUNK:  # a big in-memory chunk goes as it is
+                    _write_parts(transport, parts)
+                    parts, size = [], 0
+                    transport.write(chunk)
+                    continue
+                parts.append(chunk)
+                size += len(chunk)
+                if size >= _TLS_CHUNK:
+                    _write_parts(transport, parts)
+                    parts, size = [], 0
                 continue
             position, left, fd = chunk.position, chunk.length, chunk.fileno()
             while left > 0:
@@ -627,16 +667,22 @@ class KafkaConnection(asyncio.BufferedProtocol):
                 if self._closed:
                     return
                 try:
-                    data = os.pread(fd, min(left, _TLS_CHUNK), position)
+                    data = os.pread(fd, min(left, _TLS_CHUNK - size), position)
                 except OSError as exc:
                     self._abort(f"reading a segment for a response failed: {exc}")
                     return
                 if not data:
                     self._abort("segment file shorter than its index claims")
                     return
-                transport.write(data)
+                parts.append(data)
+                size += len(data)
                 position += len(data)
                 left -= len(data)
+                if size >= _TLS_CHUNK:
+                    _write_parts(transport, parts)
+                    parts, size = [], 0
+        if not self._closed:
+            _write_parts(transport, parts)
 
     def _raw_socket(self) -> socket.socket | None:
         if self._raw is None and self._sock_fd >= 0 and not self._closed:

@@ -9,6 +9,11 @@ TRANSACTIONAL_ID_AUTHORIZATION_FAILED), and ``ctx.authorized_operations(...)`` f
 bit fields Metadata, DescribeCluster and DescribeGroups report. Without an authorizer
 (``authorizer.class.name`` unset) everything is allowed and every supported operation is
 reported, as Kafka does; the check is then one attribute test.
+
+The layers above the log (group and transaction coordinators, producer state, cleaner)
+are reached through :class:`Components`, typed fields that :mod:`seaway.broker.components`
+fills at start. This module names their types for the type checker only, so the
+context stays the bottom layer that everything imports and that imports none of them.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import logging
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from seaway.broker.security.acl import SUPPORTED_OPERATIONS, Operation, ResourceType, operations_bitfield
 from seaway.broker.security.principal import ANONYMOUS, KafkaPrincipal, SslPrincipalMapper
@@ -32,12 +37,29 @@ from seaway.protocol.errors import (
 
 if TYPE_CHECKING:
     from seaway.broker.config import BrokerConfig
+    from seaway.broker.coordinator.coordinator import GroupCoordinator
+    from seaway.broker.coordinator.txn.coordinator import TransactionCoordinator
+    from seaway.broker.log.cleaner import LogCleaner
     from seaway.broker.log.log_manager import LogManager
+    from seaway.broker.metrics import BrokerMetrics
+    from seaway.broker.producer.fault import ProduceFault
+    from seaway.broker.producer.ids import ProducerIdAllocator
+    from seaway.broker.producer.manager import ProducerStateManager
     from seaway.broker.security.authorizer import StandardAuthorizer
     from seaway.broker.security.sasl import SaslSession
     from seaway.broker.security.store import SecurityStore
 
-__all__ = ["BrokerContext", "Endpoint", "Operation", "PartitionWaiters", "RequestContext", "ResourceType", "now_ms"]
+__all__ = [
+    "BrokerContext",
+    "Closeable",
+    "Components",
+    "Endpoint",
+    "Operation",
+    "PartitionWaiters",
+    "RequestContext",
+    "ResourceType",
+    "now_ms",
+]
 
 log = logging.getLogger("seaway.broker")
 
@@ -91,6 +113,44 @@ class PartitionWaiters:
                     fut.set_result(None)
 
 
+class Closeable(Protocol):
+    """A component with background work the server stops on shutdown."""
+
+    async def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Components:
+    """The optional layers installed on a broker, one typed field each (None: not installed).
+
+    :func:`seaway.broker.components.install` fills them at start, each layer's
+    ``install`` replacing the value with its field set (``dataclasses.replace``), so the
+    set is written once, before the listeners open, and never changed under a handler.
+    A context built without them (unit tests) has every field None, and handlers answer
+    as Kafka does without the component (COORDINATOR_NOT_AVAILABLE, or the plain log append).
+    """
+
+    group_coordinator: GroupCoordinator | None = None
+    """Consumer groups and committed offsets (:mod:`seaway.broker.coordinator`)."""
+    producer_ids: ProducerIdAllocator | None = None
+    """InitProducerId without a transactional id (:mod:`seaway.broker.producer`)."""
+    producer_state: ProducerStateManager | None = None
+    """Idempotent and transactional produce checks; the produce path appends through it."""
+    produce_fault: ProduceFault | None = None
+    """Test-only: drops every Nth produce response after the append."""
+    log_cleaner: LogCleaner | None = None
+    """Compaction of ``cleanup.policy=compact`` logs (:mod:`seaway.broker.log.cleaner`)."""
+    txn_coordinator: TransactionCoordinator | None = None
+    """Transactions (:mod:`seaway.broker.coordinator.txn`)."""
+
+    def closeables(self) -> list[Closeable]:
+        """The installed components the server closes on shutdown, in install order."""
+        ordered: tuple[Closeable | None, ...] = (
+            self.group_coordinator, self.producer_state, self.log_cleaner, self.txn_coordinator,
+        )
+        return [component for component in ordered if component is not None]
+
+
 @dataclass
 class BrokerContext:
     """Everything a handler may touch. Handlers never reach the server or sockets."""
@@ -101,12 +161,13 @@ class BrokerContext:
     cluster_id: str
     endpoints: list[Endpoint] = field(default_factory=list)
     waiters: PartitionWaiters = field(default_factory=PartitionWaiters)
-    # Components added by later layers (group coordinator, producer state) register here
-    # by name so handlers can find them without the context importing them.
-    components: dict[str, Any] = field(default_factory=dict)
+    components: Components = field(default_factory=Components)
+    """The layers above the log; replaced (never mutated) by their installs at start."""
     authorizer: StandardAuthorizer | None = None
     security_store: SecurityStore | None = None
     principal_mapper: SslPrincipalMapper = field(default_factory=SslPrincipalMapper)
+    metrics: BrokerMetrics | None = None
+    """The hot paths' counters (:mod:`seaway.broker.metrics`); None when ``metrics.listener`` is off."""
 
     def endpoint_for(self, listener_name: str | None) -> Endpoint:
         for ep in self.endpoints:

@@ -36,6 +36,7 @@ from seaway.broker.context import BrokerContext, Endpoint, now_ms
 from seaway.broker.listener import Acceptor, ConnectionLimits, bind_listener, resolve_overrides
 from seaway.broker.log.fds import nofile_limit, raise_nofile_limit
 from seaway.broker.log.log_manager import LogManager
+from seaway.broker.metrics import BrokerMetrics, MetricsServer, parse_metrics_listener
 from seaway.broker.request_memory import RequestMemory
 from seaway.broker.security.authorizer import StandardAuthorizer
 from seaway.broker.security.principal import SslPrincipalMapper
@@ -59,6 +60,7 @@ class BrokerServer:
         self._idle_reaper: asyncio.Task[None] | None = None
         self._maintenance_lock = threading.Lock()
         self.context: BrokerContext | None = None
+        self.metrics_server: MetricsServer | None = None
 
     @property
     def endpoints(self) -> list[Endpoint]:
@@ -83,7 +85,13 @@ class BrokerServer:
                                      authorizer=authorizer, security_store=store,
                                      principal_mapper=SslPrincipalMapper(str(cfg.get("ssl.principal.mapping.rules"))))
         self._install_components(self.context)
-        store.cleaner = self.context.components.get("log_cleaner")
+        try:
+            metrics_address = parse_metrics_listener(cfg.metrics_listener)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        if metrics_address is not None:
+            self.context.metrics = BrokerMetrics()
+        store.cleaner = self.context.components.log_cleaner
         await asyncio.to_thread(store.compact)
         loop = asyncio.get_running_loop()
         try:
@@ -116,6 +124,15 @@ class BrokerServer:
             log.info("listening on %s://%s:%d (%s, advertised %s:%d)", name, host, bound_port,
                      cfg.listener_protocols[name], adv_host, adv_port)
         self._acceptor.start(bound)
+        if metrics_address is not None:
+            try:
+                self.metrics_server = await asyncio.to_thread(
+                    MetricsServer.for_broker, self.context, lambda: list(self._connections), *metrics_address)
+            except OSError as exc:
+                self._acceptor.close()
+                raise ConfigError(f"metrics.listener={cfg.metrics_listener}: {exc}") from None
+            log.info("serving Prometheus metrics on http://%s:%d/metrics", metrics_address[0],
+                     self.metrics_server.port)
         self._maintenance = loop.create_task(self._maintain())
         if cfg.connections_max_idle_ms >= 0:
             self._idle_reaper = loop.create_task(self._close_idle_connections(cfg.connections_max_idle_ms / 1000))
@@ -166,6 +183,9 @@ class BrokerServer:
     async def stop(self) -> None:
         if self._acceptor is not None:
             self._acceptor.close()
+        if self.metrics_server is not None:
+            await asyncio.to_thread(self.metrics_server.close)
+            self.metrics_server = None
         for conn in list(self._connections):
             if conn.transport is not None:
                 conn.transport.abort()
@@ -176,12 +196,8 @@ class BrokerServer:
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
         if self.context is not None:
-            for comp in self.context.components.values():
-                close = getattr(comp, "close", None)
-                if close is not None:
-                    result = close()
-                    if asyncio.iscoroutine(result):
-                        await result
+            for component in self.context.components.closeables():
+                await component.close()
         with self._maintenance_lock:
             await asyncio.to_thread(self.logs.close)
         if self.context is not None and self.context.security_store is not None:

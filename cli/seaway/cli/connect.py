@@ -7,8 +7,10 @@ as Kafka's ``connect-standalone.sh``: the worker config is a ``.properties`` fil
 ``offset.storage.file.filename``); each connector file is a ``.properties`` file or a JSON
 file holding either a flat ``{"name": ..., "connector.class": ...}`` object or a create
 request ``{"name": ..., "config": {...}, "initial_state": "PAUSED"}``. The REST API is served
-on ``listeners`` (default ``http://:8083``). Ctrl-C / SIGTERM stops every connector, commits
-offsets and exits 0.
+on every one of ``listeners`` (default ``http://:8083``, which binds 127.0.0.1), HTTPS and HTTP
+Basic authentication as configured (:mod:`seaway.connect.rest.security`), ``/admin/loggers``
+on ``admin.listeners`` when set. Ctrl-C / SIGTERM stops every connector, commits offsets and
+exits 0.
 
     seaway connect distributed worker.properties
 
@@ -16,7 +18,7 @@ runs one worker of a Connect cluster (see ``seaway.connect.runtime.distributed``
 ``connect-distributed.sh``: the file needs ``bootstrap.servers``, ``group.id``, the three
 storage topics and the converters, and every setting may also come from ``CONNECT_*``
 environment variables, which override the file (the file is then optional). The REST API
-(public routes plus the internal one workers use) is served on the first of ``listeners``;
+(public routes plus the internal one workers use) is served on every one of ``listeners``;
 once it serves, the process prints ``seaway connect worker ready on <url>``. SIGINT/SIGTERM:
 tasks commit offsets and stop, the worker leaves the group, exit 0.
 
@@ -39,9 +41,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from seaway.errors import SeawayError
+from seaway.log_setup import add_log_format_argument, configure_logging
 
 __all__ = ["READY", "load_connector_file", "main"]
 
@@ -87,9 +89,11 @@ def _parser() -> argparse.ArgumentParser:
     standalone.add_argument("worker_properties", type=Path)
     standalone.add_argument("connectors", type=Path, nargs="*")
     standalone.add_argument("--log-level", default="INFO")
+    add_log_format_argument(standalone)
     distributed = sub.add_parser("distributed", help="one worker of a cluster; state in Kafka topics")
     distributed.add_argument("worker_properties", type=Path, nargs="?")
     distributed.add_argument("--log-level", default="INFO")
+    add_log_format_argument(distributed)
     return parser
 
 
@@ -116,13 +120,13 @@ async def _run_standalone(worker_file: Path, connector_files: list[Path]) -> int
             created = await herder.put_connector_config(name, connector_config, allow_replace=False,
                                                         initial_state=state)
             log.info("Created connector %s", created.info.name)
-        app = _rest_app(herder)
-        server = None if app is None else _rest_server(app, config.get("listeners"))
-        if server is not None:
-            serving = asyncio.create_task(server.serve())
+        servers = _rest_servers(herder, config)
+        if servers:
+            serving = [asyncio.create_task(server.serve()) for server in servers]
             await stop.wait()
-            server.should_exit = True
-            await serving
+            for server in servers:
+                server.should_exit = True
+            await asyncio.gather(*serving)
         else:
             await stop.wait()
     finally:
@@ -134,7 +138,6 @@ async def _run_distributed(worker_file: Path | None) -> int:
     """One worker of a Connect cluster: the herder, and the REST API with the internal endpoint."""
     import os
 
-    from seaway.connect.rest.app import create_app
     from seaway.connect.runtime.distributed.config import DistributedConfig
     from seaway.connect.runtime.distributed.herder import DistributedHerder
     from seaway.connect.runtime.distributed.internal_rest import router
@@ -149,37 +152,41 @@ async def _run_distributed(worker_file: Path | None) -> int:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    app = create_app(herder)
-    app.include_router(router)
-    server = _rest_server(app, config.get("listeners"))
-    serving = asyncio.create_task(server.serve())
+    servers = _rest_servers(herder, config, internal=router)
+    serving = [asyncio.create_task(server.serve()) for server in servers]
     try:
         await herder.start()
-        while not server.started and not serving.done():
+        while not all(s.started for s in servers) and not any(t.done() for t in serving):
             await asyncio.sleep(0.02)
+        for task in serving:  # a listener that could not start: its error, not a hang
+            if task.done() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
         print(READY + herder.url, flush=True)
         await stop.wait()
     finally:
-        server.should_exit = True  # as Kafka's Connect.stop: the REST server first, then the herder
+        for server in servers:  # as Kafka's Connect.stop: the REST server first, then the herder
+            server.should_exit = True
         try:
-            await serving
+            await asyncio.gather(*serving, return_exceptions=True)
         finally:
             await herder.stop()
     return 0
 
 
-def _rest_app(herder: Any) -> Any:
-    """The standalone worker's REST app, or None (logged) if ``seaway.connect.rest`` is absent."""
+def _rest_servers(herder: Any, config: Any, internal: Any = None) -> list[Any]:
+    """One uvicorn server per REST listener (and per admin listener), leaving the signals to us.
+
+    Empty (logged) if ``seaway.connect.rest`` is absent. Listeners, TLS and authentication are
+    checked here, before the worker starts: a bad setting raises ConfigError naming it.
+    """
     try:
         app_module = importlib.import_module("seaway.connect.rest.app")
+        security_module = importlib.import_module("seaway.connect.rest.security")
     except ImportError as e:
         log.warning("REST API not available (%s); running without it", e)
-        return None
-    return app_module.create_app(herder)
+        return []
+    import os
 
-
-def _rest_server(app: Any, listeners: list[str]) -> Any:
-    """A uvicorn server for ``app`` on the first of ``listeners``, leaving the signals to us."""
     import uvicorn
 
     class _Server(uvicorn.Server):
@@ -187,9 +194,27 @@ def _rest_server(app: Any, listeners: list[str]) -> Any:
         def capture_signals(self) -> Iterator[None]:
             yield  # our own SIGINT/SIGTERM handlers stop the worker and then the REST server
 
-    url = urlsplit(listeners[0] if listeners else "http://:8083")
-    return _Server(uvicorn.Config(app, host=url.hostname or "0.0.0.0", port=url.port if url.port is not None else 8083,
-                                  log_level="warning", lifespan="off"))
+    security = security_module.rest_security(config, os.environ)
+    app = app_module.create_app(herder, admin_listeners_enabled=security.admin_listeners is None,
+                                users=security.users, forward_ssl_context=security.client_ssl)
+    if internal is not None:
+        app.include_router(internal)
+    served = [(app, listener, security.server_ssl) for listener in security.listeners]
+    if security.admin_listeners:
+        admin_app = app_module.create_admin_app(herder, users=security.users)
+        served += [(admin_app, listener, security.admin_ssl) for listener in security.admin_listeners]
+    servers = []
+    for served_app, listener, context in served:
+        tls = context if listener.scheme == "https" else None
+        servers.append(_Server(uvicorn.Config(
+            served_app, host=listener.host, port=listener.port, log_level="warning", lifespan="off",
+            ssl_context_factory=None if tls is None else _context_factory(tls))))
+    return servers
+
+
+def _context_factory(context: Any) -> Any:
+    """uvicorn's ``ssl_context_factory`` giving our own, already loaded, SSLContext."""
+    return lambda _config, _default: context
 
 
 def _rest_listener_taken(args: argparse.Namespace) -> str | None:
@@ -210,18 +235,19 @@ def _rest_listener_taken(args: argparse.Namespace) -> str | None:
             props = load_properties_file(path)
         except (OSError, ValueError):  # UnicodeDecodeError and PropertiesError are ValueErrors
             return None  # the worker reports an unreadable file itself
-    listeners = props.get("listeners", "http://:8083")
-    if args.mode == "distributed":
-        listeners = os.environ.get("CONNECT_LISTENERS", listeners)
-    first = endpoints(listeners)[:1]  # the REST API is served on the first listener
-    found = first_taken(first)
-    return None if found is None else f"listeners={listeners}: {describe(*found)}"
+    for key in ("listeners", "admin.listeners"):
+        listeners = props.get(key, "http://:8083" if key == "listeners" else "")
+        if args.mode == "distributed":
+            listeners = os.environ.get("CONNECT_" + key.upper().replace(".", "_"), listeners)
+        found = first_taken(endpoints(listeners))
+        if found is not None:
+            return f"{key}={listeners}: {describe(*found)}"
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(),
-                        format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)")
+    configure_logging(args.log_level, args.log_format)
     problem = _rest_listener_taken(args)
     if problem is not None:
         print(f"seaway connect: {problem}", file=sys.stderr)

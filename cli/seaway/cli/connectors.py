@@ -4,12 +4,21 @@ Every subcommand is one or two REST calls made with httpx, so it works against a
 Connect worker, not only Seaway's. Output is a readable table or summary by default and the
 REST response as JSON with ``--json``. Any failure (an error response, an unreachable worker,
 an unreadable file) is one line on stderr, ``Error: ...``, and exit status 1.
+
+A secured worker (HTTPS, HTTP Basic authentication: :mod:`seaway.connect.rest.security`):
+``--url https://...`` with ``--ca-file`` (PEM CAs that sign the worker's certificate; default:
+the system's), ``--cert``/``--key`` for a client certificate, and ``--user`` whose password
+comes from ``--password-file``, the ``SEAWAY_CONNECT_PASSWORD`` environment variable or a
+prompt, never from the command line (where other users of the machine could read it).
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
+import os
+import ssl
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -65,9 +74,10 @@ def load_connector_file(path: str, name: str | None = None) -> tuple[str, dict[s
 class Api:
     """The few REST calls the commands make; error responses become :class:`CliError`."""
 
-    def __init__(self, url: str, timeout: float) -> None:
+    def __init__(self, url: str, timeout: float, *, auth: tuple[str, str] | None = None,
+                 verify: ssl.SSLContext | bool = True) -> None:
         self.url = url.rstrip("/")
-        self.client = httpx.Client(base_url=self.url, timeout=timeout)
+        self.client = httpx.Client(base_url=self.url, timeout=timeout, auth=auth, verify=verify)
 
     def call(self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None) -> Any:
         try:
@@ -75,7 +85,8 @@ class Api:
         except httpx.HTTPError as exc:
             raise CliError(f"cannot reach the Connect REST API at {self.url}: {exc}") from None
         if reply.status_code >= 400:
-            raise CliError(f"{_error_message(reply)} (HTTP {reply.status_code})")
+            hint = "; the worker asks for credentials: --user NAME" if reply.status_code == 401 else ""
+            raise CliError(f"{_error_message(reply)} (HTTP {reply.status_code}){hint}")
         return reply.json() if reply.content else None
 
 
@@ -173,7 +184,7 @@ def _config(api: Api, args: argparse.Namespace) -> tuple[Any, str]:
             if not sep or not key.strip():
                 raise CliError(f"expected key=value, got {shown(item)}")
             patch[key.strip()] = value.strip()
-        patch.update({key: None for key in args.unset or []})
+        patch.update(dict.fromkeys(args.unset or []))
         doc = api.call("PATCH", _path(args.name, "config"), patch)["config"]
     else:
         doc = api.call("GET", _path(args.name, "config"))
@@ -251,6 +262,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--url", default=DEFAULT_URL, help=f"the worker's REST API (default {DEFAULT_URL})")
     parser.add_argument("--json", action="store_true", help="print the REST response as JSON")
     parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)")
+    parser.add_argument("--ca-file", metavar="FILE", help="PEM CA certificate(s) to verify an https worker")
+    parser.add_argument("--cert", metavar="FILE", help="PEM client certificate (mutual TLS)")
+    parser.add_argument("--key", metavar="FILE", help="PEM private key of --cert (unencrypted)")
+    parser.add_argument("--user", metavar="NAME", help="HTTP Basic authentication user")
+    parser.add_argument("--password-file", metavar="FILE",
+                        help="the --user's password (first line); else $SEAWAY_CONNECT_PASSWORD, else a prompt")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, run: Callable[[Api, argparse.Namespace], tuple[Any, str]], help_: str,
@@ -293,9 +310,45 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _verify(args: argparse.Namespace) -> ssl.SSLContext | bool:
+    if not (args.ca_file or args.cert or args.key):
+        return True
+    if bool(args.cert) != bool(args.key):
+        raise CliError("--cert and --key go together")
+    try:
+        context = ssl.create_default_context(cafile=args.ca_file)
+        if args.cert:
+            context.load_cert_chain(args.cert, args.key)
+    except (OSError, ssl.SSLError) as exc:
+        raise CliError(f"cannot use --ca-file/--cert/--key: {getattr(exc, 'strerror', None) or exc}") from None
+    return context
+
+
+def _auth(args: argparse.Namespace) -> tuple[str, str] | None:
+    if args.user is None:
+        if args.password_file:
+            raise CliError("--password-file needs --user")
+        return None
+    if args.password_file:
+        try:
+            password = Path(args.password_file).read_text(encoding="utf-8").splitlines()[0:1]
+        except OSError as exc:
+            raise CliError(f"cannot read --password-file {args.password_file}: {exc.strerror}") from None
+        return args.user, password[0] if password else ""
+    if "SEAWAY_CONNECT_PASSWORD" in os.environ:
+        return args.user, os.environ["SEAWAY_CONNECT_PASSWORD"]
+    if sys.stdin.isatty():
+        return args.user, getpass.getpass(f"Password for {args.user}: ")
+    raise CliError("no password for --user: use --password-file FILE, $SEAWAY_CONNECT_PASSWORD, or a terminal")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    api = Api(args.url, args.timeout)
+    try:
+        api = Api(args.url, args.timeout, auth=_auth(args), verify=_verify(args))
+    except CliError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
     try:
         doc, text = args.run(api, args)
     except CliError as exc:

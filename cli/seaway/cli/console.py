@@ -46,7 +46,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 from seaway.cli.console_avro import FrameDecoder, JsonAvroEncoder, registry_url
-from seaway.cli.topics import CliError, add_connection_options, client_config, kafka_error_text, shown
+from seaway.cli.topics import CliError, add_connection_options, client_config, kafka_error_text, registry_props, shown
 
 __all__ = ["consume", "format_record", "main", "produce"]
 
@@ -104,16 +104,17 @@ def produce(argv: Sequence[str], stdin: IO[bytes] | None = None) -> int:
     separator = args.key_separator.encode() if args.key_separator else None
     if args.key_schema and separator is None:
         raise CliError("--key-schema needs --key-separator (each line is KEY<sep>VALUE)")
-    url = registry_url(args.schema_registry_url)
+    registry = registry_props(args)
+    url = registry_url(args.schema_registry_url, registry)
     encoders: list[JsonAvroEncoder] = []
     try:
         key_avro = value_avro = None
         if args.key_schema:
-            key_avro = JsonAvroEncoder(url, args.key_schema, is_key=True)
+            key_avro = JsonAvroEncoder(url, args.key_schema, is_key=True, registry=registry)
             encoders.append(key_avro)
             key_avro.schema_id(args.topic)
         if args.value_schema:
-            value_avro = JsonAvroEncoder(url, args.value_schema, is_key=False)
+            value_avro = JsonAvroEncoder(url, args.value_schema, is_key=False, registry=registry)
             encoders.append(value_avro)
             value_avro.schema_id(args.topic)
         return _produce(args, headers, separator, key_avro, value_avro, stdin)
@@ -321,7 +322,8 @@ def consume(argv: Sequence[str], stdout: IO[bytes] | None = None) -> int:
         "auto.offset.reset": "earliest" if args.from_beginning else "latest",
     }))
     count = 0
-    decoder = FrameDecoder(registry_url(args.schema_registry_url), args.decode)
+    registry = registry_props(args)
+    decoder = FrameDecoder(registry_url(args.schema_registry_url, registry), args.decode, registry=registry)
     try:
         if args.group and args.partition is None and args.offset is None:
             consumer.subscribe([args.topic])

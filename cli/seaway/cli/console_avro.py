@@ -27,6 +27,7 @@ import json
 import os
 import sys
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
@@ -45,9 +46,25 @@ MAX_SCHEMA_IDS = 1000
 """Distinct schema ids one consume looks up (and caches) at most."""
 
 
-def registry_url(given: str | None) -> str:
-    """``--schema-registry-url``, else ``$SCHEMA_REGISTRY_URL``, else :data:`DEFAULT_REGISTRY_URL`."""
-    return given or os.environ.get("SCHEMA_REGISTRY_URL") or DEFAULT_REGISTRY_URL
+def registry_url(given: str | None, props: Mapping[str, str] | None = None) -> str:
+    """``--schema-registry-url``, else ``schema.registry.url`` of ``--command-config``, else
+    ``$SCHEMA_REGISTRY_URL``, else :data:`DEFAULT_REGISTRY_URL`."""
+    return (given or (props or {}).get("schema.registry.url") or os.environ.get("SCHEMA_REGISTRY_URL")
+            or DEFAULT_REGISTRY_URL)
+
+
+def registry_client(url: str, props: Mapping[str, str] | None) -> Any:
+    """A registry client for ``url`` with Confluent's client settings (basic auth, TLS) from ``props``."""
+    from seaway.connect.api.errors import ConfigError
+    from seaway.schema_registry.client import SchemaRegistryClient
+    from seaway.schema_registry.client_security import registry_client_security
+
+    try:
+        security = registry_client_security(url, {k: v for k, v in (props or {}).items()
+                                                  if k != "schema.registry.url"})
+    except ConfigError as exc:
+        raise CliError(f"--command-config: {exc}") from None
+    return SchemaRegistryClient(security.url, timeout=10.0, auth=security.auth, verify=security.verify)
 
 
 def _json_default(value: Any) -> Any:
@@ -122,8 +139,10 @@ def _where(what: str, msg: Any) -> str:
 class FrameDecoder:
     """Turns Confluent Avro frames into JSON bytes; see the module docstring for the modes."""
 
-    def __init__(self, url: str, mode: str, err: IO[str] | None = None) -> None:
+    def __init__(self, url: str, mode: str, err: IO[str] | None = None,
+                 registry: Mapping[str, str] | None = None) -> None:
         self.url = url
+        self.registry = dict(registry or {})
         self.mode = mode
         self._err = err if err is not None else sys.stderr
         self._client: Any = None
@@ -142,10 +161,9 @@ class FrameDecoder:
         if len(self._readers) >= MAX_SCHEMA_IDS:  # a topic of random bytes would ask for every id
             return None, f"schema {schema_id} not looked up: more than {MAX_SCHEMA_IDS} schema ids seen"
         import fastavro
-        from seaway.schema_registry.client import SchemaRegistryClient
 
         if self._client is None:
-            self._client = SchemaRegistryClient(self.url, timeout=10.0)
+            self._client = registry_client(self.url, self.registry)
         try:
             raw = json.loads(self._client.get_by_id(schema_id))
             found = (fastavro.parse_schema(raw), None)
@@ -192,9 +210,8 @@ class FrameDecoder:
 class JsonAvroEncoder:
     """One JSON document -> a Confluent Avro frame, its schema registered under the topic's subject."""
 
-    def __init__(self, url: str, schema_file: str, is_key: bool) -> None:
+    def __init__(self, url: str, schema_file: str, is_key: bool, registry: Mapping[str, str] | None = None) -> None:
         import fastavro
-        from seaway.schema_registry.client import SchemaRegistryClient
         from seaway.schema_registry.serde import AvroSerializer
 
         what = "--key-schema" if is_key else "--value-schema"
@@ -209,7 +226,7 @@ class JsonAvroEncoder:
             self._parsed = fastavro.parse_schema(json.loads(text))
         except (ValueError, TypeError, KeyError, fastavro.schema.SchemaParseException) as exc:
             raise CliError(f"{what} {schema_file} is not an Avro schema: {exc}") from None
-        self._client = SchemaRegistryClient(url, timeout=10.0)
+        self._client = registry_client(url, registry)
         self._serialize = AvroSerializer(self._client, text, is_key=is_key)
         self.url = url
 

@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "broker": ("seaway.broker.cli", "run the Kafka-protocol broker"),
     "registry": ("seaway.cli.registry", "run the Avro schema registry (Confluent-compatible)"),
     "topics": ("seaway.cli.topics", "create, list, describe, delete, alter-config topics"),
+    "groups": ("seaway.cli.groups", "list, describe (lag and its status), reset offsets of, delete consumer groups"),
     "users": ("seaway.cli.users", "list, describe, add, delete SCRAM users (SASL/SCRAM credentials)"),
     "produce": ("seaway.cli.console", "produce lines from stdin to a topic"),
     "consume": ("seaway.cli.console", "print a topic's records"),

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from seaway.errors import SeawayError
+from seaway.log_setup import add_log_format_argument, configure_logging
 
 __all__ = ["READY", "main"]
 
@@ -46,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("config", type=Path, metavar="mm2.properties", help="MM2 configuration file.")
     parser.add_argument("--clusters", nargs="+", metavar="CLUSTER", help="Target cluster(s) to use for this node.")
     parser.add_argument("--log-level", default="INFO")
+    add_log_format_argument(parser)
     return parser
 
 
@@ -136,7 +138,7 @@ async def _run(config: Any, pairs: list[Any]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)")
+    configure_logging(args.log_level, args.log_format)
     try:
         from seaway.connectors.mirror.maker_config import MirrorMakerConfig
     except ImportError:

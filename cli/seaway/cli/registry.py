@@ -7,15 +7,18 @@ Properties keep Confluent's names (``listeners``, ``kafkastore.bootstrap.servers
 
 The listener socket is bound before the app is built, so ``listeners=http://127.0.0.1:0``
 works: the registry advertises (to the other instances, for forwarding) the port it really
-got. Once it accepts connections it prints ``seaway registry ready on <url>``. SIGTERM or
-SIGINT stop it cleanly: in-flight requests finish, it leaves the leader-election group and
+got. ``listeners=https://...`` serves TLS with the ``ssl.*`` settings, and
+``authentication.method=BASIC`` asks for credentials (:mod:`seaway.schema_registry.security`);
+every security setting is loaded before the socket is bound, and one the registry cannot honour
+stops it (exit status 2) with a line naming it. A listener without a host binds 127.0.0.1.
+Once it accepts connections it prints ``seaway registry ready on <url>``. SIGTERM or SIGINT
+stop it cleanly: in-flight requests finish, it leaves the leader-election group and
 closes its Kafka clients.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import signal
 import socket
 import sys
@@ -25,6 +28,7 @@ from typing import Any
 from pydantic import ValidationError
 from seaway.cli.topics import CliError, parse_properties, shown
 from seaway.errors import SeawayError
+from seaway.log_setup import add_log_format_argument, configure_logging
 
 __all__ = ["READY", "build_parser", "load_settings", "main"]
 
@@ -39,11 +43,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--memory", action="store_true",
                    help="keep state in memory instead of the _schemas topic (development only)")
     p.add_argument("--log-level", default="INFO")
+    add_log_format_argument(p)
     return p
 
 
 def load_settings(config: Path | None, overrides: list[str]) -> Any:
-    """``RegistrySettings`` from the properties file and ``KEY=VALUE`` overrides."""
+    """``RegistrySettings`` from the properties file and ``KEY=VALUE`` overrides (SettingsError for an
+    unsupported security setting)."""
     from seaway.schema_registry.settings import RegistrySettings
 
     props: dict[str, str] = {}
@@ -78,16 +84,22 @@ def _bind(host: str, port: int) -> socket.socket:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    configure_logging(args.log_level, args.log_format, text_format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    import os
+
+    from seaway.schema_registry.security import registry_security
+    from seaway.schema_registry.settings import SettingsError
+
     try:
         settings = load_settings(args.config, args.override)
         scheme, host, port = settings.first_listener
-        if scheme != "http":
-            raise CliError(f"only http listeners are supported, got {shown(settings.listeners)}")
+        if scheme not in ("http", "https"):
+            raise CliError(f"listeners must be http:// or https:// URLs, got {shown(settings.listeners)}")
+        security = registry_security(settings, os.environ)
     except ValidationError as exc:
         print(f"seaway registry: {_settings_error(exc)}", file=sys.stderr)
         return 2
-    except (CliError, OSError) as exc:
+    except (CliError, OSError, SettingsError) as exc:
         print(f"seaway registry: {exc}", file=sys.stderr)
         return 2
     try:
@@ -102,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     url = f"{scheme}://{url_host}:{bound_port}"
     settings = settings.model_copy(update={"listeners": url})
     try:
-        return _serve(settings, sock, url, memory=args.memory)
+        return _serve(settings, sock, url, memory=args.memory, security=security)
     except SeawayError as exc:
         print(f"seaway registry: {exc}", file=sys.stderr)
         return 1
@@ -110,12 +122,12 @@ def main(argv: list[str] | None = None) -> int:
         sock.close()
 
 
-def _serve(settings: Any, sock: socket.socket, url: str, *, memory: bool) -> int:
+def _serve(settings: Any, sock: socket.socket, url: str, *, memory: bool, security: Any) -> int:
     import uvicorn
     from seaway.schema_registry.app import create_app
     from seaway.schema_registry.log import MemorySchemaLog
 
-    app = create_app(settings, log=MemorySchemaLog() if memory else None)
+    app = create_app(settings, log=MemorySchemaLog() if memory else None, security=security)
 
     class _Server(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
@@ -123,7 +135,9 @@ def _serve(settings: Any, sock: socket.socket, url: str, *, memory: bool) -> int
             if not self.should_exit:
                 print(f"{READY}{url}", flush=True)
 
-    config = uvicorn.Config(app, log_level="warning", ws="none", lifespan="on", access_log=False)
+    tls = security.server_ssl
+    config = uvicorn.Config(app, log_level="warning", ws="none", lifespan="on", access_log=False,
+                            ssl_context_factory=None if tls is None else (lambda _config, _default: tls))
     server = _Server(config)
     # uvicorn shuts down gracefully on SIGTERM/SIGINT and then re-raises the signal against the
     # handlers it found; make those no-ops so a requested stop exits 0 instead of dying by signal.

@@ -6,8 +6,14 @@ cluster, not just Seaway's broker. Output is meant for people (kafka-topics.sh's
 (``Error: ...`` with Kafka's error name) and a non-zero exit status.
 
 The connection options (``--bootstrap-server``, ``--command-config``, ``--timeout``) are
-shared with ``seaway produce`` and ``seaway consume`` through :func:`add_connection_options`
-and :func:`client_config`.
+shared with ``seaway produce``, ``seaway consume`` and ``seaway users`` through
+:func:`add_connection_options` and :func:`client_config`. ``--command-config`` is a client
+``.properties`` file, as Kafka's tools take it: security settings in Java's names
+(``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``, ``ssl.truststore.location``...)
+or librdkafka's, checked and translated by :mod:`seaway.security.kafka_client` (an unsupported
+one is refused, naming it). Its schema registry client settings (``schema.registry.*``,
+``basic.auth.*``) are kept apart for the Avro options of produce and consume
+(:func:`registry_props`).
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ __all__ = [
     "kafka_error_text",
     "main",
     "parse_properties",
+    "registry_props",
     "shown",
     "split_config_list",
 ]
@@ -86,18 +93,37 @@ def _quiet_logger() -> logging.Logger:
     return logger
 
 
+_REGISTRY_PREFIXES = ("schema.registry.", "basic.auth.", "bearer.auth.")
+
+
+def _command_config(args: argparse.Namespace) -> dict[str, str]:
+    if not getattr(args, "command_config", None):
+        return {}
+    try:
+        # values trimmed as Kafka's ConfigDef trims every client setting it parses
+        file_config = parse_properties(Path(args.command_config).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CliError(f"cannot read --command-config {args.command_config}: {exc.strerror}") from None
+    except CliError as exc:
+        raise CliError(f"{args.command_config}: {exc}") from None
+    return {key: value.strip() for key, value in file_config.items()}
+
+
+def registry_props(args: argparse.Namespace) -> dict[str, str]:
+    """The schema registry client settings of ``--command-config`` (Confluent's names)."""
+    return {k: v for k, v in _command_config(args).items() if k.startswith(_REGISTRY_PREFIXES)}
+
+
 def client_config(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
-    """The confluent-kafka config: ``--command-config`` file, then bootstrap, then ``extra``."""
-    config: dict[str, Any] = {}
-    if args.command_config:
-        try:
-            # values trimmed as Kafka's ConfigDef trims every client setting it parses
-            file_config = parse_properties(Path(args.command_config).read_text(encoding="utf-8"))
-            config.update({key: value.strip() for key, value in file_config.items()})
-        except OSError as exc:
-            raise CliError(f"cannot read --command-config {args.command_config}: {exc.strerror}") from None
-        except CliError as exc:
-            raise CliError(f"{args.command_config}: {exc}") from None
+    """The confluent-kafka config: ``--command-config`` file (security settings translated to
+    librdkafka's names), then bootstrap, then ``extra``."""
+    from seaway.security.kafka_client import ClientConfigError, librdkafka_config
+
+    props = {k: v for k, v in _command_config(args).items() if not k.startswith(_REGISTRY_PREFIXES)}
+    try:
+        config: dict[str, Any] = librdkafka_config(props)
+    except ClientConfigError as exc:
+        raise CliError(f"{args.command_config}: {exc}") from None
     config["bootstrap.servers"] = args.bootstrap_server
     config.setdefault("logger", _quiet_logger())
     config.update(extra)
@@ -261,9 +287,8 @@ def _alter_config(admin: AdminClient, args: argparse.Namespace) -> Any:
         for item in split_config_list(text):
             key, value = _key_value(item)
             ops.append(ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET))
-    for text in args.delete_config or []:
-        for key in split_config_list(text):
-            ops.append(ConfigEntry(key, None, incremental_operation=AlterConfigOpType.DELETE))
+    ops.extend(ConfigEntry(key, None, incremental_operation=AlterConfigOpType.DELETE)
+               for text in args.delete_config or [] for key in split_config_list(text))
     if not ops:
         raise CliError("nothing to change: give --add-config and/or --delete-config")
     resource = ConfigResource(ConfigResource.Type.TOPIC, args.name, incremental_configs=ops)

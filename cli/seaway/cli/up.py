@@ -24,6 +24,15 @@ options (ports, host, data directory), the part's config file (``--broker-config
 which ``up`` writes, all comments, only when it is missing and never touches again) and
 ``--override part.key=value``. The merged result each part runs with is written to
 ``<data-dir>/run/<part>.properties`` at every start.
+
+A secured broker (SSL, SASL_SSL...: its listeners in ``--broker-config``): ``--client-config
+FILE`` holds the Kafka client security settings to reach it with (Java's names, as for
+``--command-config``, or librdkafka's). ``up`` uses them for its own readiness check and gives
+them to the registry (as ``kafkastore.<key>``) and the worker (top-level, ``producer.`` and
+``consumer.``) as defaults, which their own files may still override. An HTTPS registry or
+worker (``listeners=https://...`` in their files) is checked over HTTPS, verified with
+``--ca-file`` (default: the system's CAs), which the worker's AvroConverter also gets as its
+``schema.registry.ssl.truststore.*``; a 401 from one with authentication on counts as serving.
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ from typing import IO, Any
 import httpx
 from seaway.cli.ports import describe, endpoints, first_taken, local_address
 from seaway.cli.topics import CliError, parse_properties, shown
+from seaway.log_setup import LOG_FORMAT_ENV, add_log_format_argument
 from seaway.properties import format_properties
 
 __all__ = ["COMPONENTS", "Part", "main", "plan", "wait_healthy"]
@@ -117,21 +127,23 @@ class Part:
         return "\n".join([line for line in text.splitlines() if not line.startswith("%")][-lines:])
 
 
-def _http_ok(url: str) -> Callable[[], bool]:
+def _http_ok(url: str, verify: Any = True) -> Callable[[], bool]:
     def check() -> bool:
-        try:
-            return httpx.get(url, timeout=2.0).status_code == 200
+        try:  # 401: authentication is on, so the server is serving
+            return httpx.get(url, timeout=2.0, verify=verify).status_code in (200, 401)
         except httpx.HTTPError:
             return False
     return check
 
 
-def _broker_ok(bootstrap: str) -> Callable[[], bool]:
+def _broker_ok(bootstrap: str, security: dict[str, str] | None = None) -> Callable[[], bool]:
     def check() -> bool:
         from confluent_kafka import KafkaException
         from confluent_kafka.admin import AdminClient
+        from seaway.security.kafka_client import librdkafka_config
 
-        admin = AdminClient({"bootstrap.servers": bootstrap, "logger": _silent_logger()})
+        admin = AdminClient({**librdkafka_config(security or {}), "bootstrap.servers": bootstrap,
+                             "logger": _silent_logger()})
         try:
             admin.list_topics(timeout=2.0)
             return True
@@ -176,19 +188,22 @@ def _broker_defaults(args: argparse.Namespace, data: Path) -> dict[str, str]:
     return props
 
 
-def _registry_defaults(args: argparse.Namespace, bootstrap: str) -> dict[str, str]:
+def _registry_defaults(args: argparse.Namespace, bootstrap: str, security: dict[str, str]) -> dict[str, str]:
     props = {"listeners": f"http://{args.host}:{args.registry_port}", "kafkastore.bootstrap.servers": bootstrap,
-             "kafkastore.topic.replication.factor": "1"}
+             "kafkastore.topic.replication.factor": "1", **{f"kafkastore.{k}": v for k, v in security.items()}}
     if args.advertised_host:
         props["host.name"] = args.advertised_host
     return props
 
 
-def _worker_defaults(args: argparse.Namespace, bootstrap: str, registry_url: str | None) -> dict[str, str]:
+def _worker_defaults(args: argparse.Namespace, bootstrap: str, registry_url: str | None,
+                     security: dict[str, str]) -> dict[str, str]:
     """A Connect cluster of one on the embedded broker (Kafka's connect-distributed.properties names).
 
     With a registry, values default to Avro through it (Confluent's usual setup) and keys to
-    strings; without one, both default to JSON with schemas.
+    strings; without one, both default to JSON with schemas (an https registry is verified with
+    ``--ca-file``). ``security``: the client security settings, for the worker's own clients
+    and (Kafka's rule) again for its tasks' clients.
     """
     props = {
         "bootstrap.servers": bootstrap,
@@ -202,12 +217,17 @@ def _worker_defaults(args: argparse.Namespace, bootstrap: str, registry_url: str
         "status.storage.replication.factor": "1",
         "offset.flush.interval.ms": "10000",
     }
+    for prefix in ("", "producer.", "consumer."):
+        props.update({prefix + k: v for k, v in security.items()})
     if args.advertised_host:
         props["rest.advertised.host.name"] = args.advertised_host
     if registry_url:
         props.update({"key.converter": "org.apache.kafka.connect.storage.StringConverter",
                       "value.converter": "io.confluent.connect.avro.AvroConverter",
                       "value.converter.schema.registry.url": registry_url})
+        if registry_url.startswith("https:") and args.ca_file is not None:  # the converter verifies it too
+            props.update({"value.converter.schema.registry.ssl.truststore.type": "PEM",
+                          "value.converter.schema.registry.ssl.truststore.location": str(args.ca_file.resolve())})
     else:
         props.update({"key.converter": "org.apache.kafka.connect.json.JsonConverter",
                       "value.converter": "org.apache.kafka.connect.json.JsonConverter"})
@@ -289,10 +309,41 @@ def _python(*args: str) -> list[str]:
     return [sys.executable, "-P", "-m", "seaway.cli.main", *args]
 
 
+def _client_security(args: argparse.Namespace) -> dict[str, str]:
+    """The security settings of ``--client-config`` (checked now, so a bad one is one line)."""
+    if args.client_config is None:
+        return {}
+    from seaway.security.kafka_client import ClientConfigError, is_security_key, librdkafka_config
+
+    try:
+        props = parse_properties(args.client_config.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CliError(f"--client-config {args.client_config}: {exc.strerror or exc}") from None
+    security = {k: v.strip() for k, v in props.items() if is_security_key(k)}
+    try:
+        librdkafka_config(security)
+    except ClientConfigError as exc:
+        raise CliError(f"--client-config {args.client_config}: {exc}") from None
+    return security
+
+
+def _scheme(listeners: str) -> str:
+    return "https" if listeners.split(",")[0].strip().lower().startswith("https://") else "http"
+
+
 def plan(args: argparse.Namespace) -> list[Part]:
     """The parts to start, in order, from the command line and the config files."""
     data: Path = args.data_dir.resolve()
     overrides = parse_overrides(args.override)
+    security = _client_security(args)
+    verify: Any = True
+    if args.ca_file is not None:
+        import ssl
+
+        try:
+            verify = ssl.create_default_context(cafile=str(args.ca_file))
+        except (OSError, ssl.SSLError) as exc:
+            raise CliError(f"--ca-file {args.ca_file}: {getattr(exc, 'strerror', None) or exc}") from None
     broker_file = _effective("broker", args, data, _broker_defaults(args, data), overrides)
     broker_listeners = endpoints(_read(broker_file).get("listeners", "PLAINTEXT://:9092"))
     if not broker_listeners:
@@ -300,25 +351,29 @@ def plan(args: argparse.Namespace) -> list[Part]:
     # the parts reach each other on loopback when a server listens on every interface
     bootstrap_host, bootstrap_port = broker_listeners[0]
     bootstrap = f"{local_address(bootstrap_host)}:{bootstrap_port}"
-    parts = [Part("broker", _python("broker", "--config", str(broker_file)), bootstrap, _broker_ok(bootstrap),
-                  broker_listeners, _READY["broker"])]
+    parts = [Part("broker", _python("broker", "--config", str(broker_file)), bootstrap,
+                  _broker_ok(bootstrap, security), broker_listeners, _READY["broker"])]
     registry_url: str | None = None
     if not args.no_registry:
-        registry_file = _effective("registry", args, data, _registry_defaults(args, bootstrap), overrides)
-        listeners = endpoints(_read(registry_file).get("listeners", "http://0.0.0.0:8081"))[:1]
+        registry_file = _effective("registry", args, data, _registry_defaults(args, bootstrap, security), overrides)
+        registry_listeners = _read(registry_file).get("listeners", "http://127.0.0.1:8081")
+        listeners = endpoints(registry_listeners)[:1]
         if not listeners:
             raise CliError(f"the registry has no listener with a port (listeners in {registry_file})")
-        registry_url = f"http://{_url_host(local_address(listeners[0][0]))}:{listeners[0][1]}"
+        registry_url = (f"{_scheme(registry_listeners)}://{_url_host(local_address(listeners[0][0]))}:"
+                        f"{listeners[0][1]}")
         parts.append(Part("registry", _python("registry", "--config", str(registry_file)), registry_url,
-                          _http_ok(registry_url + "/"), listeners, _READY["registry"]))
+                          _http_ok(registry_url + "/", verify), listeners, _READY["registry"]))
     if not args.no_connect:
-        worker_file = _effective("worker", args, data, _worker_defaults(args, bootstrap, registry_url), overrides)
-        listeners = endpoints(_read(worker_file).get("listeners", "http://:8083"))[:1]
+        worker_file = _effective("worker", args, data, _worker_defaults(args, bootstrap, registry_url, security),
+                                 overrides)
+        worker_listeners = _read(worker_file).get("listeners", "http://:8083")
+        listeners = endpoints(worker_listeners)[:1]
         if not listeners:
             raise CliError(f"the worker has no listener with a port (listeners in {worker_file})")
-        url = f"http://{_url_host(local_address(listeners[0][0]))}:{listeners[0][1]}"
+        url = f"{_scheme(worker_listeners)}://{_url_host(local_address(listeners[0][0]))}:{listeners[0][1]}"
         parts.append(Part("connect", _python("connect", "distributed", str(worker_file)), url,
-                          _http_ok(url + "/health"), listeners, _READY["connect"]))
+                          _http_ok(url + "/health", verify), listeners, _READY["connect"]))
     return parts
 
 
@@ -351,10 +406,17 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--override", action="append", default=[], metavar="COMPONENT.KEY=VALUE",
                    help="set one property of broker, registry or worker, e.g. --override "
                    "worker.offset.flush.interval.ms=5000 (repeatable; wins over the files)")
+    p.add_argument("--client-config", type=Path, metavar="FILE",
+                   help="Kafka client security settings (security.protocol, sasl.*, ssl.*) to reach a secured "
+                   "broker with: up's own checks, and defaults for the registry's and the worker's clients")
+    p.add_argument("--ca-file", type=Path, metavar="FILE",
+                   help="PEM CA certificate(s) verifying an https registry or worker, for up's checks and the "
+                   "worker's AvroConverter (default: the system's)")
     p.add_argument("--no-registry", action="store_true", help="do not start the schema registry")
     p.add_argument("--no-connect", action="store_true", help="do not start a Connect worker")
     p.add_argument("--startup-timeout", type=float, default=60.0, metavar="SECONDS",
                    help="how long each part may take to become healthy (default 60)")
+    add_log_format_argument(p)  # reaches the parts through $SEAWAY_LOG_FORMAT
     return p
 
 
@@ -378,6 +440,7 @@ def _taken_port(parts: Sequence[Part]) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    os.environ[LOG_FORMAT_ENV] = args.log_format
     try:
         parts = plan(args)
     except CliError as exc:

@@ -204,9 +204,7 @@ def consume_records(bootstrap: str, topic: str, count: int, *, timeout: float = 
     deadline = time.monotonic() + timeout
     try:
         while len(out) < count and time.monotonic() < deadline:
-            for msg in consumer.consume(count - len(out), 0.5):
-                if msg.error() is None:
-                    out.append(msg)
+            out.extend(msg for msg in consumer.consume(count - len(out), 0.5) if msg.error() is None)
     finally:
         consumer.close()
     if len(out) < count:

@@ -51,7 +51,7 @@ class Context(SourceTaskContext):
         return self.reader
 
 
-def source_task(path: Path, stored: dict[str, dict[str, Any]] | None = None, **extra: str) -> FileStreamSourceTask:
+def source_task(path: Path, stored: dict[str, dict[str, Any]] | None = None, /, **extra: str) -> FileStreamSourceTask:
     props = {"file": str(path), "topic": "lines", **extra}
     task = FileStreamSourceTask()
     task.initialize(Context(props, stored or {}))
@@ -161,12 +161,13 @@ def test_source_alter_offsets_rules() -> None:
     connector = FileStreamSourceConnector()
     config = {"file": "a.txt", "topic": "t"}
     assert connector.alter_offsets(config, [({"filename": "a.txt"}, {"position": 10}), ({"x": 1}, None)])
-    for offsets, message in [
+    cases: list[tuple[list[tuple[dict[str, Any], dict[str, Any] | None]], str]] = [
         ([({"filename": "a"}, {"pos": 1})], "should either be null or contain the key 'position'"),
         ([({"filename": "a"}, {"position": "1"})], "expected to be a Long value"),
         ([({"filename": "a"}, {"position": -1})], "should be a non-negative value"),
         ([({"name": "a"}, {"position": 1})], "should contain the key 'filename'"),
-    ]:
+    ]
+    for offsets, message in cases:
         with pytest.raises(ConnectError, match=message):
             connector.alter_offsets(config, offsets)
     with pytest.raises(ConnectError, match="stdin is used for input"):

@@ -18,7 +18,7 @@ import httpx
 import pytest
 import sqlalchemy as sa
 from confluent_kafka import Consumer, KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 JSON_WORKER = {
     "key.converter": "org.apache.kafka.connect.json.JsonConverter",

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.timeout(90)
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "jdbc.md"
 
-V1 = {"type": "struct", "name": "orders", "optional": False, "fields": [
+V1: dict[str, Any] = {"type": "struct", "name": "orders", "optional": False, "fields": [
     {"field": "id", "type": "int64", "optional": False},
     {"field": "product", "type": "string", "optional": False},
     {"field": "quantity", "type": "int32", "optional": False},

@@ -58,8 +58,8 @@ def _rows(kind: str) -> list[dict[str, Any]]:
          "flag": False, "text": "", "blob": b"", "amount": decimal.Decimal("-0.001"),
          "day": datetime.date(1970, 1, 1), "clock": datetime.time(0, 0), "at": datetime.datetime(
              1970, 1, 1, 0, 0, 0, 1000, tzinfo=UTC)},
-        {"id": 3, **{name: None for name in ("i8", "i16", "i32", "i64", "f32", "f64", "flag", "text", "blob",
-                                             "amount", "day", "clock", "at")}},
+        {"id": 3, **dict.fromkeys(("i8", "i16", "i32", "i64", "f32", "f64", "flag", "text", "blob", "amount", "day",
+                                   "clock", "at"))},
         {"id": 4, "i8": 0, "i16": 0, "i32": 0, "i64": 0, "f32": 0.0, "f64": 0.0, "flag": True,
          "text": "\u00e9\u0301 combining, \u202e rtl, \U0001f600", "blob": bytes(range(256)),
          "amount": decimal.Decimal("0.000"), "day": datetime.date(2038, 1, 19),
@@ -75,7 +75,7 @@ def _same(a: Any, b: Any, name: str) -> bool:
     if isinstance(a, decimal.Decimal):
         return a == decimal.Decimal(b)
     if isinstance(a, datetime.datetime):
-        return a == b
+        return bool(a == b)
     return bool(a == b)
 
 

@@ -96,6 +96,7 @@ async def test_upsert_leaves_the_topics_final_state(db: Db, jdbc_broker: Embedde
         config.update({"pk.fields": "k", "delete.enabled": "true"})
     elif pk_mode == "record_value":
         config["pk.fields"] = "k"
+    expected_rows: set[tuple[Any, ...]]
     if pk_mode == "kafka":
         # one row per record: the topic's final state is every record, where it is
         expected_rows = {(value["k"], value["name"], value["version"]) for _k, value in sent if value is not None}

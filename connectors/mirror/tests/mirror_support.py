@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from tests.connect.distributed.dist_support import WorkerProcess, free_port, wait_for, worker_properties
@@ -85,6 +85,17 @@ def end_offsets(bootstrap: str, topic: str, partitions: int) -> list[int]:
         consumer.close()
 
 
+def _headers(message: Message) -> tuple[tuple[str, bytes | None], ...]:
+    """A consumed message's headers: librdkafka hands them over as (key, bytes or None) pairs."""
+    headers = message.headers() or []
+    assert isinstance(headers, list), headers
+    out: list[tuple[str, bytes | None]] = []
+    for key, value in headers:
+        assert not isinstance(value, str), (key, value)
+        out.append((key, value))
+    return tuple(out)
+
+
 def read_partition(bootstrap: str, topic: str, partition: int, end: int | None = None) -> list[tuple[int, Rec]]:
     """Every ``(offset, record)`` of one partition up to ``end`` (default: its end offset now)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"mirror-test-{uuid.uuid4().hex[:6]}",
@@ -100,8 +111,7 @@ def read_partition(bootstrap: str, topic: str, partition: int, end: int | None =
                 assert message.error() is None, message.error()
                 offset = message.offset()
                 assert offset is not None
-                out.append((offset, Rec(message.key(), message.value(), tuple(message.headers() or ()),
-                                        message.timestamp()[1])))
+                out.append((offset, Rec(message.key(), message.value(), _headers(message), message.timestamp()[1])))
                 position = offset + 1
     finally:
         consumer.close()

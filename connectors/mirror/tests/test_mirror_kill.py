@@ -4,6 +4,13 @@ After the last restart B holds every record of A, each partition in A's order (a
 resend what was sent after the last offset commit, so a partition's copy may repeat a stretch).
 The duplicates are counted and bounded: each kill resends at most what the task sent since its
 last offset commit (``offset.flush.interval.ms`` = 500 ms here) plus one poll batch.
+
+The exactly-once variant runs the same loop on a worker with ``exactly.once.source.support=enabled``
+(KIP-618) and the connector with ``exactly.once.support=required`` and a ``read_committed`` source
+consumer; A is written in transactions, some aborted. B read with ``read_committed`` must then hold
+A's committed records exactly once, in A's order, and every offset sync must point at a committed
+copy of its upstream record (syncs are sent only after the transaction that wrote the record
+committed, as Kafka's ExactlyOnceWorkerSourceTask calls ``commitRecord``).
 """
 
 from __future__ import annotations
@@ -12,10 +19,11 @@ import itertools
 import random
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from mirror_support import (
     Clusters,
     connector_config,
@@ -25,9 +33,10 @@ from mirror_support import (
     read_partition,
     start_worker,
 )
+from seaway.connectors.mirror.formats import OffsetSync
 from seaway.connectors.mirror.source_task import BATCH
 
-from tests.connect.distributed.dist_support import wait_for
+from tests.connect.distributed.dist_support import WorkerProcess, dump_logs, wait_for
 
 PARTITIONS = 3
 RATE = 1000  # records/s written to A during the test
@@ -36,22 +45,44 @@ FLUSH_S = 0.5
 
 
 class Writer:
-    """Writes ``<partition>:<seq>`` records to A at ``RATE`` until stopped; ``sent`` counts acknowledged ones."""
+    """Writes ``<partition>:<seq>`` records to A at ``RATE`` until stopped.
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
-        self.producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True})
+    With ``abort_every`` the writer is transactional: each 50 ms chunk is one transaction, and
+    every ``abort_every``-th is aborted (its values say ``aborted``), so a ``read_committed``
+    source consumer has something to leave out.
+    """
+
+    def __init__(self, bootstrap: str, topic: str, abort_every: int = 0) -> None:
+        config: dict[str, object] = {"bootstrap.servers": bootstrap, "linger.ms": 5, "enable.idempotence": True}
+        if abort_every:
+            config["transactional.id"] = f"writer-{topic}"
+        self.producer = Producer(config)
+        if abort_every:
+            self.producer.init_transactions(30)
         self.topic = topic
+        self.abort_every = abort_every
         self.seq = 0
+        self.chunks = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.wait(0.05):
+            self.chunks += 1
+            abort = bool(self.abort_every) and self.chunks % self.abort_every == 0
+            if self.abort_every:
+                self.producer.begin_transaction()
             for _ in range(RATE // 20):
                 p = self.seq % PARTITIONS
-                self.producer.produce(self.topic, f"{p}:{self.seq}".encode(), None, p)
+                self.producer.produce(self.topic, f"{p}:{self.seq}{' aborted' if abort else ''}".encode(), None, p)
                 self.seq += 1
-            self.producer.poll(0)
+            if not self.abort_every:
+                self.producer.poll(0)
+            elif abort:
+                self.producer.flush(30)  # sent first: an abort purges what is queued
+                self.producer.abort_transaction(30)
+            else:
+                self.producer.commit_transaction(30)
 
     def __enter__(self) -> Writer:
         self._thread.start()
@@ -76,8 +107,11 @@ def test_kill_9_five_times_loses_nothing(clusters: Clusters, tmp_path: Path) -> 
             for _ in range(KILLS):
                 target = sum(end_offsets(clusters.a.bootstrap, topic, PARTITIONS))
                 # caught up with A before the kill, so the kill lands in steady mirroring
-                wait_for(lambda t=target: remote in _topics_b(clusters)
-                         and sum(end_offsets(clusters.b.bootstrap, remote, PARTITIONS)) >= t, 60, 0.2, "catch up")
+                def caught_up(t: int = target) -> bool:
+                    return remote in _topics_b(clusters) and sum(end_offsets(clusters.b.bootstrap, remote,
+                                                                             PARTITIONS)) >= t
+
+                wait_for(caught_up, 60, 0.2, "catch up")
                 time.sleep(rng.uniform(0.3, 1.2))
                 worker.kill()
                 worker.start()
@@ -105,6 +139,150 @@ def test_kill_9_five_times_loses_nothing(clusters: Clusters, tmp_path: Path) -> 
     bound = KILLS * int(RATE * (FLUSH_S + 1.0)) + BATCH
     print(f"kill -9 x{KILLS}: {sum(expected)} records on A, {duplicates} duplicates on B (bound {bound})")
     assert duplicates <= bound
+
+
+EOS_CONNECTOR = "eos-mirror"
+
+
+def _committed_source_offsets(worker: WorkerProcess) -> dict[int, int]:
+    """Per source partition, the upstream offset in the connector's committed Connect offsets (GET .../offsets)."""
+    reply = worker.get(f"/connectors/{EOS_CONNECTOR}/offsets")
+    if reply.status_code != 200:
+        return {}
+    return {int(o["partition"]["partition"]): int(o["offset"]["offset"]) for o in reply.json()["offsets"]}
+
+
+def _read(bootstrap: str, topic: str, partition: int, isolation: str = "read_committed") -> list[tuple[int, bytes]]:
+    """Every ``(offset, value)`` of one partition up to its end (the last stable offset for read_committed)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"mirror-eos-check-{time.monotonic_ns()}",
+                         "isolation.level": isolation, "enable.auto.commit": False, "fetch.wait.max.ms": 50})
+    try:
+        tp = TopicPartition(topic, partition)
+        end = int(consumer.get_watermark_offsets(tp, timeout=10, cached=False)[1])
+        consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
+        out: list[tuple[int, bytes]] = []
+        deadline = time.monotonic() + 60
+        # by position, not by the last record: a partition may end with a transaction marker
+        while end and consumer.position([tp])[0].offset < end:
+            assert time.monotonic() < deadline, f"could not read {topic}-{partition} to {end}"
+            for message in consumer.consume(10000, 0.2):
+                assert message.error() is None, message.error()
+                value, offset = message.value(), message.offset()
+                assert value is not None and offset is not None
+                out.append((offset, value))
+        return out
+    finally:
+        consumer.close()
+
+
+def run_exactly_once_kill_loop(clusters: Clusters, tmp_path: Path, support: str = "enabled") -> MirrorRun:
+    """The kill loop on a worker with ``exactly.once.source.support=<support>``; what A and B hold afterwards.
+
+    With ``support="disabled"`` (and no ``exactly.once.support=required``, which such a worker
+    refuses) the same loop shows what the transactions prevent: checked by hand, see the test.
+    """
+    topic = f"eos-ledger-{support}-{time.monotonic_ns() % 1_000_000}"
+    remote = f"A.{topic}"
+    create_topic(clusters.a.bootstrap, topic, PARTITIONS)
+    worker = start_worker(tmp_path / "worker", clusters.b.bootstrap,
+                          {"exactly.once.source.support": support, "scheduled.rebalance.max.delay.ms": "0",
+                           "offset.flush.interval.ms": str(int(FLUSH_S * 1000))})
+    config = connector_config("MirrorSourceConnector", clusters, topics=topic,
+                              **{"consumer.isolation.level": "read_committed"})
+    if support == "enabled":
+        # transactions of half a second, so a kill nearly always lands inside one (per-poll ones at this
+        # rate are open for a few milliseconds of each hundred)
+        config.update({"exactly.once.support": "required", "transaction.boundary": "interval",
+                       "transaction.boundary.interval.ms": str(int(FLUSH_S * 1000))})
+    rng = random.Random(618)
+    try:
+        with Writer(clusters.a.bootstrap, topic, abort_every=5):
+            put_connector(worker, EOS_CONNECTOR, config)
+            for _ in range(KILLS):
+                target = sum(end_offsets(clusters.a.bootstrap, topic, PARTITIONS))
+
+                def progressed(t: int = target) -> bool:
+                    # this run's task committed past A's end at its start: the kill lands mid-stream
+                    offsets = _committed_source_offsets(worker)
+                    return len(offsets) == PARTITIONS and sum(offsets.values()) >= t
+
+                wait_for(progressed, 60, 0.1, "mirror catching up")
+                time.sleep(rng.uniform(0.2, 0.8))
+                worker.kill()
+                worker.start()
+        source = {p: _read(clusters.a.bootstrap, topic, p) for p in range(PARTITIONS)}
+
+        def complete() -> bool:
+            offsets = _committed_source_offsets(worker)
+            return all(offsets.get(p) == source[p][-1][0] for p in range(PARTITIONS))
+
+        try:
+            wait_for(complete, 120, 0.2, "the last run to commit A's last records")
+        except AssertionError as e:
+            ends = {p: source[p][-1][0] for p in range(PARTITIONS)}
+            seen = _committed_source_offsets(worker)
+            raise AssertionError(f"{e}: committed {seen}, A's last committed {ends}") from e
+        copies = {p: _read(clusters.b.bootstrap, remote, p) for p in range(PARTITIONS)}
+        everything = sum(len(_read(clusters.b.bootstrap, remote, p, "read_uncommitted")) for p in range(PARTITIONS))
+        syncs = [OffsetSync.decode(key, value) for key, value in _read_keyed(clusters.a.bootstrap,
+                                                                                "mm2-offset-syncs.B.internal")]
+    except BaseException:
+        dump_logs([worker], 80)
+        raise
+    finally:
+        worker.stop()
+    return MirrorRun(source, copies, everything, [s for s in syncs if s.topic == topic])
+
+
+@dataclass
+class MirrorRun:
+    """What a kill loop left: per partition A's committed ``(offset, value)`` s and B's (read_committed)."""
+
+    source: dict[int, list[tuple[int, bytes]]]
+    copies: dict[int, list[tuple[int, bytes]]]
+    uncommitted: int
+    """How many records B holds read_uncommitted (aborted transactions included)."""
+    syncs: list[OffsetSync]
+
+    def duplicates(self) -> int:
+        return sum(len(self.copies[p]) - len(self.source[p]) for p in self.source)
+
+    def lost(self) -> int:
+        return sum(len({v for _, v in self.source[p]} - {v for _, v in self.copies[p]}) for p in self.source)
+
+    def wrong_syncs(self) -> list[OffsetSync]:
+        """Offset syncs whose downstream offset is not a committed copy of their upstream record."""
+        upstream = {p: dict(self.source[p]) for p in self.source}
+        downstream = {p: dict(self.copies[p]) for p in self.copies}
+        return [s for s in self.syncs if downstream[s.partition].get(s.downstream_offset) is None
+                or downstream[s.partition][s.downstream_offset] != upstream[s.partition].get(s.upstream_offset)]
+
+    def summary(self, support: str) -> str:
+        return (f"exactly.once.source.support={support}, kill -9 x{KILLS}: "
+                f"{sum(len(v) for v in self.source.values())} records committed on A, {self.lost()} lost, "
+                f"{self.duplicates()} duplicates on B read_committed, {self.uncommitted} records on B "
+                f"read_uncommitted, {len(self.syncs)} offset syncs ({len(self.wrong_syncs())} naming no "
+                f"committed copy)")
+
+
+def _read_keyed(bootstrap: str, topic: str) -> list[tuple[bytes, bytes]]:
+    return [(r.key or b"", r.value or b"") for _, r in read_partition(bootstrap, topic, 0)]
+
+
+@pytest.mark.timeout(300)
+def test_exactly_once_kill_9_five_times_every_record_once_in_order(clusters: Clusters, tmp_path: Path) -> None:
+    """KIP-618 end to end for the mirror: after five kill -9s, B holds A's committed records exactly once."""
+    run = run_exactly_once_kill_loop(clusters, tmp_path)
+    print(run.summary("enabled"))
+    for p in range(PARTITIONS):
+        expected, copy = [v for _, v in run.source[p]], [v for _, v in run.copies[p]]
+        assert not any(v.endswith(b" aborted") for v in expected)  # A's aborted transactions stay out
+        assert copy == expected, (f"partition {p}: {len(copy)} copies of {len(expected)} records, "
+                                  f"{len(set(expected) - set(copy))} lost, {len(copy) - len(set(copy))} twice")
+    assert run.uncommitted > sum(len(v) for v in run.copies.values()), "no kill landed inside a transaction"
+    assert run.syncs, "no offset syncs"
+    wrong = run.wrong_syncs()
+    assert not wrong, f"{len(wrong)} of {len(run.syncs)} offset syncs name no committed copy: {wrong[:3]}"
 
 
 def _topics_b(clusters: Clusters) -> set[str]:

@@ -95,17 +95,19 @@ def test_six_partitions_mirrored_byte_for_byte(clusters: Clusters, worker: Worke
     syncs = _offset_syncs(clusters, "orders")
     assert {s.partition for s in syncs} == set(range(PARTITIONS))
     for partition in range(PARTITIONS):
-        source = dict(read_partition(clusters.a.bootstrap, "orders", partition))
-        remote = dict(read_partition(clusters.b.bootstrap, "A.orders", partition))
+        upstream = dict(read_partition(clusters.a.bootstrap, "orders", partition))
+        downstream_recs = dict(read_partition(clusters.b.bootstrap, "A.orders", partition))
         mine = sorted((s for s in syncs if s.partition == partition), key=lambda s: s.downstream_offset)
         for sync in mine:
-            assert remote[sync.downstream_offset] == source[sync.upstream_offset]
+            assert downstream_recs[sync.downstream_offset] == upstream[sync.upstream_offset]
         downstream = [s.downstream_offset for s in mine]
         assert downstream[0] == 0
         assert max(b - a for a, b in itertools.pairwise(downstream)) <= LAG_MAX + 1
-        wait_for(lambda p=partition: max(s.downstream_offset for s in _offset_syncs(clusters, "orders")
-                                         if s.partition == p) == expected_ends[p] - 1,
-                 30, 0.5, f"tail of partition {partition} synced")
+        def tail_synced(p: int = partition) -> bool:
+            return max(s.downstream_offset for s in _offset_syncs(clusters, "orders")
+                       if s.partition == p) == expected_ends[p] - 1
+
+        wait_for(tail_synced, 30, 0.5, f"tail of partition {partition} synced")
     # (A's heartbeats topic, if another test made one, is mirrored too: heartbeats.replication.enabled)
     offsets = [o for o in worker.get("/connectors/mirror-orders/offsets").json()["offsets"]
                if o["partition"]["topic"] == "orders"]

@@ -452,3 +452,20 @@ def test_seaway_mirror_refuses_bad_files_in_one_line(tmp_path: Any, capsys: pyte
     two.write_text("clusters = A, B\nA->B.enabled = true\n")
     assert main([str(two), "--clusters", "C"]) == 1
     assert "--clusters C: not in clusters = A, B" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    ({}, "UNSUPPORTED"),
+    ({"consumer.isolation.level": "read_uncommitted"}, "UNSUPPORTED"),
+    ({"consumer.isolation.level": "read_committed"}, "SUPPORTED"),
+    ({"source.consumer.isolation.level": "READ_COMMITTED"}, "SUPPORTED"),
+])
+def test_exactly_once_support_follows_the_source_consumers_isolation_level(extra: dict[str, str],
+                                                                         expected: str) -> None:
+    """Kafka's MirrorSourceConnector: exactly-once only when the source is read with read_committed."""
+    from seaway.connect.api import ExactlyOnceSupport
+    from seaway.connectors.mirror.source_connector import MirrorSourceConnector
+
+    props = {"name": "m", "source.cluster.alias": "A", "target.cluster.alias": "B",
+             "source.cluster.bootstrap.servers": "a:9092", "target.cluster.bootstrap.servers": "b:9092", **extra}
+    assert MirrorSourceConnector().exactly_once_support(props) == ExactlyOnceSupport[expected]

@@ -1,29 +1,10 @@
-"""Fixtures of the S3 sink's tests: one moto S3 server per test session, a bucket per test."""
+"""pytest's hook into this directory: the fixtures themselves live in s3_fixtures.py.
 
-from __future__ import annotations
+mypy checks the test trees in one run with these directories as package bases, where four
+modules named ``conftest`` would collide; so each connector's fixtures have a module of
+their own and this file only re-exports them.
+"""
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-from s3_support import MotoServer
-
-from tests.support.broker import BrokerProcess
-
-
-@pytest.fixture(scope="session")
-def s3() -> Iterator[MotoServer]:
-    with MotoServer() as server:
-        yield server
-
-
-@pytest.fixture
-def bucket(s3: MotoServer) -> str:
-    return s3.new_bucket()
-
-
-@pytest.fixture
-def broker(tmp_path: Path) -> Iterator[BrokerProcess]:
-    """A real Seaway broker of this test's own on a loopback port."""
-    with BrokerProcess(tmp_path / "broker-data", {"group.initial.rebalance.delay.ms": "0"}) as b:
-        yield b
+from s3_fixtures import broker as broker
+from s3_fixtures import bucket as bucket
+from s3_fixtures import s3 as s3

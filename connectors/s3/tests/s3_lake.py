@@ -45,7 +45,11 @@ def object_rows(client: Any, bucket: str, key: str) -> list[dict[str, Any]]:
     if key.endswith(".parquet"):
         return list(pq.read_table(io.BytesIO(data)).to_pylist())
     if key.endswith(".avro"):
-        return list(fastavro.reader(io.BytesIO(data)))
+        rows: list[dict[str, Any]] = []
+        for row in fastavro.reader(io.BytesIO(data)):
+            assert isinstance(row, dict), row
+            rows.append(row)
+        return rows
     if key.endswith(".gz"):
         data = gzip.decompress(data)
     return [json.loads(line) for line in data.decode().splitlines()]

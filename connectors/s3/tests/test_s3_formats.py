@@ -9,7 +9,7 @@ import decimal
 import gzip
 import io
 import json
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 import fastavro
 import pyarrow.parquet as pq
@@ -249,7 +249,7 @@ def test_an_uncommitted_single_object_set_is_overwritten_by_a_replay_cut_differe
     (crashed,) = buffer.add(records[3:], 0)  # 3..5: uploaded, then the worker died before the commit record
     (part,) = crashed.by_folder()
     upload = writer.store.upload(writer.key(crashed, part))
-    write_file(config, part.table, crashed.schema, upload)
+    write_file(config, part.table, crashed.schema, cast(BinaryIO, upload))  # as S3Writer passes it
     upload.commit()
     assert not [k for k in keys(s3.client(), bucket, "logs/") if "pending" in k]
     land(s3, bucket, records, **{"format.class": "json", "flush.size": "2"})  # recovers at 3, cuts 3..4, 5

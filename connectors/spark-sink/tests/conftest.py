@@ -1,18 +1,8 @@
-"""The process's SparkSession for the Spark sink's own tests (the same one tests/connectors/spark_sink uses)."""
+"""pytest's hook into this directory: the fixtures themselves live in spark_sink_fixtures.py.
 
-from __future__ import annotations
+mypy checks the test trees in one run with these directories as package bases, where four
+modules named ``conftest`` would collide; so each connector's fixtures have a module of
+their own and this file only re-exports them.
+"""
 
-from collections.abc import Iterator
-from typing import Any
-
-import pytest
-
-
-@pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
-    from seaway.connectors.spark_sink import shared_session
-
-    session = shared_session("local[2]", {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
-                                          "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "1g"})
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
+from spark_sink_fixtures import spark as spark

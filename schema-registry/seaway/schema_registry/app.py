@@ -48,6 +48,7 @@ from seaway.schema_registry.api.common import (
 from seaway.schema_registry.api.forward import install_forwarding
 from seaway.schema_registry.api.openapi import registry_openapi
 from seaway.schema_registry.log import SchemaLog
+from seaway.schema_registry.metrics import install_metrics
 from seaway.schema_registry.security import RegistrySecurity, install_authentication, registry_security
 from seaway.schema_registry.service import Leadership, RegistryService
 from seaway.schema_registry.settings import RegistrySettings
@@ -177,5 +178,6 @@ def create_app(
     install_forwarding(app)
     app.openapi = lambda: registry_openapi(app)  # type: ignore[method-assign]
     install_swagger_ui(app, title="Seaway Schema Registry")
+    install_metrics(app, service)  # GET /metrics and the request timer, inside the authentication
     install_authentication(app, security)  # last: the outermost middleware
     return app

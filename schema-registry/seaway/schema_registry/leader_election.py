@@ -17,13 +17,21 @@ members, the one with the lexicographically smallest URL (ties, impossible with 
 URLs, by member id). Duplicate URLs are a configuration error: the assignment carries
 ``error: 1`` and no leader, so writes fail with 50004 until it is fixed.
 
+The membership itself (find the coordinator, JoinGroup, SyncGroup, heartbeats, LeaveGroup, and
+every group error: rebalance in progress, unknown member id, illegal generation, coordinator moved
+or not available, authentication failures) is :class:`~seaway.protocol.group_member.GroupMember`'s,
+the same loop the Connect worker runs; this module only speaks the ``sr`` payloads.
+
 Guarantees this module gives the registry (the :class:`~seaway.schema_registry.service.Leadership`
 seam):
 
 * ``is_leader()`` is true only while this instance holds the latest assignment naming it,
   and its last successful heartbeat is younger than the session timeout: an instance cut off
   from the coordinator stops writing before the coordinator can elect another leader.
-* While a rebalance runs nobody is leader (writes get 50004, clients retry), as in Confluent.
+* While a rebalance runs, and from the moment the coordinator connection fails until the next
+  join, nobody is leader here (writes get 50004, clients retry), as in Confluent.
+* An assignment this instance cannot read (a foreign group leader's) means no leader until the
+  next rebalance; it never ends the membership.
 * On :meth:`KafkaLeaderElector.stop` the member leaves the group (LeaveGroup), so the others
   rebalance at once instead of after the session timeout.
 
@@ -44,25 +52,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from seaway.protocol.client import PLAINTEXT, ClientSecurity, KafkaConnection, KafkaWireError
-from seaway.protocol.errors import (
-    IllegalGenerationError,
-    KafkaProtocolError,
-    MemberIdRequiredError,
-    RebalanceInProgressError,
-    UnknownMemberIdError,
-    error_for_code,
-)
-from seaway.protocol.messages.find_coordinator_request import FindCoordinatorRequest
-from seaway.protocol.messages.find_coordinator_response import FindCoordinatorResponse
-from seaway.protocol.messages.heartbeat_request import HeartbeatRequest
-from seaway.protocol.messages.heartbeat_response import HeartbeatResponse
-from seaway.protocol.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
-from seaway.protocol.messages.join_group_response import JoinGroupResponse
-from seaway.protocol.messages.leave_group_request import LeaveGroupRequest, MemberIdentity
-from seaway.protocol.messages.leave_group_response import LeaveGroupResponse
-from seaway.protocol.messages.sync_group_request import SyncGroupRequest, SyncGroupRequestAssignment
-from seaway.protocol.messages.sync_group_response import SyncGroupResponse
+from seaway.protocol.client import PLAINTEXT, ClientSecurity
+from seaway.protocol.group_member import GroupHandler, GroupMember, JoinedMember
 from seaway.schema_registry.settings import RegistrySettings
 
 __all__ = [
@@ -82,7 +73,6 @@ PROTOCOL_TYPE = "sr"
 PROTOCOL_NAME = "v0"
 NO_ERROR = 0
 DUPLICATE_URLS = 1
-_REJOIN_CODES = {RebalanceInProgressError.code, IllegalGenerationError.code, UnknownMemberIdError.code}
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,13 +123,18 @@ class Assignment:
 
     @classmethod
     def decode(cls, raw: bytes) -> Assignment:
-        data = json.loads(raw)
-        identity = data.get("master_identity")
-        return cls(
-            int(data.get("error") or NO_ERROR),
-            data.get("master"),
-            None if identity is None else RegistryIdentity.from_json(identity),
-        )
+        """Confluent's assignment JSON. It comes from another member: any other shape is a ValueError."""
+        try:
+            data = json.loads(raw)
+            identity = data.get("master_identity")
+            leader = data.get("master")
+            return cls(
+                int(data.get("error") or NO_ERROR),
+                None if leader is None else str(leader),
+                None if identity is None else RegistryIdentity.from_json(identity),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"not a registry assignment: {exc!r}") from exc
 
 
 def assign(members: Sequence[tuple[str, bytes]]) -> Assignment:
@@ -148,7 +143,7 @@ def assign(members: Sequence[tuple[str, bytes]]) -> Assignment:
     for member_id, metadata in members:
         try:
             identities[member_id] = RegistryIdentity.from_json(json.loads(metadata))
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, AttributeError):
             log.warning("ignoring group member %s with unreadable metadata %r", member_id, metadata[:200])
     urls = [identity.url for identity in identities.values()]
     if len(set(urls)) != len(urls):
@@ -161,12 +156,15 @@ def assign(members: Sequence[tuple[str, bytes]]) -> Assignment:
     return Assignment(NO_ERROR, member_id, identities[member_id])
 
 
-class _Rejoin(Exception):
-    """The group moved on (rebalance, new generation, member expired): join again."""
+class KafkaLeaderElector(GroupHandler):
+    """The registry's :class:`GroupMember` (protocol type ``sr``), on a thread of its own; implements ``Leadership``.
 
-
-class KafkaLeaderElector:
-    """A group member in a thread of its own (its own asyncio loop); implements ``Leadership``."""
+    Joining, syncing, heartbeats, rejoining and every group error are :class:`GroupMember`'s, the
+    very loop the Connect worker runs; this class only encodes Confluent's metadata and assignment
+    and publishes the result to the request threads. It runs its own asyncio loop on its own thread
+    because the registry's request handlers block on ``_schemas`` reads: heartbeats must not wait
+    for them (nor they for a rebalance).
+    """
 
     def __init__(
         self,
@@ -180,23 +178,18 @@ class KafkaLeaderElector:
         client_id: str = "seaway-schema-registry",
         security: ClientSecurity = PLAINTEXT,
     ) -> None:
-        self.bootstrap_servers = bootstrap_servers
-        self.security = security
         self.identity = identity
-        self.group_id = group_id
         self.session_timeout = session_timeout_ms / 1000
-        self.heartbeat_interval = heartbeat_interval_ms / 1000
-        self.rebalance_timeout = rebalance_timeout_ms / 1000
-        self.client_id = client_id
+        self._member = GroupMember(
+            bootstrap_servers=bootstrap_servers, group_id=group_id, protocol_type=PROTOCOL_TYPE, handler=self,
+            session_timeout_ms=session_timeout_ms, rebalance_timeout_ms=rebalance_timeout_ms,
+            heartbeat_interval_ms=heartbeat_interval_ms, client_id=client_id, security=security)
         self._cond = threading.Condition()
         self._assignment: Assignment | None = None
-        self._member_id = ""
-        self._generation = -1
-        self._alive_at = 0.0  # monotonic time of the last successful sync or heartbeat
-        self._coordinator: tuple[str, int] | None = None
+        self._assigned_to = ""  # the member id the assignment was sent to
         self._stopping = threading.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._wake: asyncio.Event | None = None
         self._thread = threading.Thread(target=self._thread_main, name="sr-leader-election", daemon=True)
 
     @classmethod
@@ -215,7 +208,7 @@ class KafkaLeaderElector:
     # -- Leadership -----------------------------------------------------------------------
 
     def _current(self) -> Assignment | None:
-        if self._assignment is None or time.monotonic() - self._alive_at > self.session_timeout:
+        if self._assignment is None or time.monotonic() - self._member.alive_at > self.session_timeout:
             return None
         return self._assignment
 
@@ -224,7 +217,7 @@ class KafkaLeaderElector:
             current = self._current()
             return (
                 current is not None
-                and current.leader == self._member_id
+                and current.leader == self._assigned_to
                 and current.leader_identity is not None
                 and current.leader_identity.leader_eligibility
             )
@@ -260,11 +253,11 @@ class KafkaLeaderElector:
 
     @property
     def member_id(self) -> str:
-        return self._member_id
+        return self._member.member_id
 
     @property
     def generation(self) -> int:
-        return self._generation
+        return self._member.generation
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -274,10 +267,10 @@ class KafkaLeaderElector:
     def stop(self, timeout: float = 10.0) -> None:
         """Leave the group (so the others re-elect at once) and stop the thread."""
         self._stopping.set()
-        loop, task = self._loop, self._task
-        if loop is not None and task is not None:
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None:
             with contextlib.suppress(RuntimeError):  # the loop already finished
-                loop.call_soon_threadsafe(task.cancel)
+                loop.call_soon_threadsafe(wake.set)
         if self._thread.is_alive():
             self._thread.join(timeout)
 
@@ -285,136 +278,49 @@ class KafkaLeaderElector:
         asyncio.run(self._main())
 
     async def _main(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._task = asyncio.current_task()
-        backoff = 0.1
+        self._wake = asyncio.Event()
+        self._loop = asyncio.get_running_loop()  # stop() wakes us through it from now on
+        self._member.start()
         try:
-            while not self._stopping.is_set():
-                try:
-                    await self._membership()
-                    backoff = 0.1
-                except (KafkaWireError, KafkaProtocolError, ValueError) as exc:
-                    self._publish(None)
-                    log.info("leader election: %s; retrying in %.1fs", exc, backoff)
-                    await asyncio.sleep(backoff)
-                    backoff = min(backoff * 2, 2.0)
-        except asyncio.CancelledError:
-            pass
+            if not self._stopping.is_set():
+                await self._wake.wait()
         finally:
-            self._publish(None)
-            await self._leave()
+            self._publish(None)  # stop writing before the others can elect a new leader
+            await self._member.stop()  # LeaveGroup
 
-    async def _membership(self) -> None:
-        """One coordinator connection: join, sync, heartbeat; rejoin as the group requires."""
-        conn = await self._find_coordinator()
-        try:
-            while not self._stopping.is_set():
-                try:
-                    await self._join_and_sync(conn)
-                    await self._heartbeat(conn)
-                except _Rejoin:
-                    continue
-        finally:
-            await conn.close()
+    # -- GroupHandler: Confluent's "sr" payloads ------------------------------------------
 
-    async def _find_coordinator(self) -> KafkaConnection:
-        bootstrap = await KafkaConnection.open_any(self.bootstrap_servers, self.client_id, security=self.security)
-        try:
-            request = FindCoordinatorRequest(key=self.group_id, key_type=0)
-            response, _ = await bootstrap.call(request, FindCoordinatorResponse, cap=3)
-        finally:
-            await bootstrap.close()
-        if response.error_code:
-            raise error_for_code(response.error_code)(response.error_message or "FindCoordinator failed")
-        self._coordinator = (response.host, response.port)
-        return await KafkaConnection.open(response.host, response.port, self.client_id, security=self.security)
+    def protocols(self) -> list[tuple[str, bytes]]:
+        return [(PROTOCOL_NAME, json.dumps(self.identity.to_json(), separators=(",", ":")).encode())]
 
-    def _check(self, code: int, what: str) -> None:
-        if code == 0:
-            return
-        if code == UnknownMemberIdError.code:
-            self._member_id = ""
-        if code in _REJOIN_CODES:
-            raise _Rejoin(what)
-        raise error_for_code(code)(f"{what} failed")
-
-    async def _join_and_sync(self, conn: KafkaConnection) -> None:
+    async def on_join_prepare(self, generation: int, member_id: str, lost: bool) -> None:
         self._publish(None)  # no leader while the group rebalances
-        protocols = [JoinGroupRequestProtocol(name=PROTOCOL_NAME, metadata=self._metadata())]
-        while True:
-            join = JoinGroupRequest(
-                group_id=self.group_id,
-                session_timeout_ms=int(self.session_timeout * 1000),
-                rebalance_timeout_ms=int(self.rebalance_timeout * 1000),
-                member_id=self._member_id,
-                protocol_type=PROTOCOL_TYPE,
-                protocols=protocols,
-            )
-            joined, _ = await conn.call(join, JoinGroupResponse, cap=7, timeout=self.rebalance_timeout + 10)
-            if joined.error_code == MemberIdRequiredError.code:  # KIP-394: rejoin with the id handed out
-                self._member_id = joined.member_id
-                continue
-            self._check(joined.error_code, "JoinGroup")
-            break
-        self._member_id, self._generation = joined.member_id, joined.generation_id
-        assignments = []
-        if joined.leader == joined.member_id:
-            decision = assign([(m.member_id, bytes(m.metadata)) for m in joined.members]).encode()
-            assignments = [SyncGroupRequestAssignment(member_id=m.member_id, assignment=decision)
-                           for m in joined.members]
-        sync = SyncGroupRequest(
-            group_id=self.group_id,
-            generation_id=self._generation,
-            member_id=self._member_id,
-            protocol_type=PROTOCOL_TYPE,
-            protocol_name=PROTOCOL_NAME,
-            assignments=assignments,
-        )
-        synced, _ = await conn.call(sync, SyncGroupResponse, cap=5, timeout=self.rebalance_timeout + 10)
-        self._check(synced.error_code, "SyncGroup")
-        self._publish(Assignment.decode(bytes(synced.assignment)))
 
-    async def _heartbeat(self, conn: KafkaConnection) -> None:
-        while not self._stopping.is_set():
-            await asyncio.sleep(self.heartbeat_interval)
-            request = HeartbeatRequest(
-                group_id=self.group_id, generation_id=self._generation, member_id=self._member_id
-            )
-            response, _ = await conn.call(request, HeartbeatResponse, cap=4, timeout=self.session_timeout)
-            self._check(response.error_code, "Heartbeat")
-            with self._cond:
-                self._alive_at = time.monotonic()
+    async def perform_assignment(self, leader_id: str, protocol: str, members: list[JoinedMember],
+                                 generation: int) -> dict[str, bytes]:
+        decision = assign([(m.member_id, m.metadata) for m in members]).encode()
+        return {m.member_id: decision for m in members}
 
-    async def _leave(self) -> None:
-        member_id, coordinator = self._member_id, self._coordinator
-        if not member_id or coordinator is None:
-            return
+    async def on_join_complete(self, generation: int, member_id: str, leader_id: str, protocol: str,
+                               assignment: bytes) -> None:
         try:
-            conn = await KafkaConnection.open(*coordinator, self.client_id, timeout=2.0, security=self.security)
-            try:
-                request = LeaveGroupRequest(
-                    group_id=self.group_id,
-                    member_id=member_id,
-                    members=[MemberIdentity(member_id=member_id, reason="registry stopping")],
-                )
-                await conn.call(request, LeaveGroupResponse, cap=4, timeout=2.0)
-            finally:
-                await conn.close()
-        except (KafkaWireError, OSError) as exc:  # the session timeout will expire us instead
-            log.info("could not leave the group cleanly: %s", exc)
-        self._member_id = ""
+            decided = Assignment.decode(assignment)
+        except ValueError as exc:  # another instance's group leader sent what we cannot read
+            log.error("unreadable registry assignment from group leader %s (%s): %r; no leader until the next "
+                      "rebalance", leader_id, exc, assignment[:200])
+            decided = Assignment()
+        self._publish(decided, member_id, generation)
 
-    def _metadata(self) -> bytes:
-        return json.dumps(self.identity.to_json(), separators=(",", ":")).encode()
+    async def on_coordinator_lost(self, reason: str) -> None:
+        self._publish(None)
 
-    def _publish(self, assignment: Assignment | None) -> None:
+    def _publish(self, assignment: Assignment | None, member_id: str = "", generation: int = -1) -> None:
         with self._cond:
             before = self._current()
             self._assignment = assignment
-            self._alive_at = time.monotonic()
+            self._assigned_to = member_id
             if assignment is not None and assignment != before:
                 url = None if assignment.leader_identity is None else assignment.leader_identity.url
-                role = "leader" if assignment.leader == self._member_id else "follower"
-                log.info("registry %s is %s (leader %s, generation %d)", self.identity.url, role, url,
-                         self._generation)
+                role = "leader" if assignment.leader == member_id else "follower"
+                log.info("registry %s is %s (leader %s, generation %d)", self.identity.url, role, url, generation)
             self._cond.notify_all()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
-from confluent_kafka.admin import (
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
     AdminClient,
     AlterConfigOpType,
     ConfigEntry,
@@ -22,9 +22,14 @@ from tests.support.broker import BrokerProcess
 
 pytestmark = pytest.mark.timeout(60)
 
-TOPIC_CONFIG = ConfigSource.DYNAMIC_TOPIC_CONFIG.value
-DEFAULT = ConfigSource.DEFAULT_CONFIG.value
-STATIC = ConfigSource.STATIC_BROKER_CONFIG.value
+TOPIC_CONFIG = ConfigSource.DYNAMIC_TOPIC_CONFIG
+DEFAULT = ConfigSource.DEFAULT_CONFIG
+STATIC = ConfigSource.STATIC_BROKER_CONFIG
+
+
+def _source(entry: ConfigEntry) -> ConfigSource:
+    """The entry's config source as the enum: librdkafka hands back the wire's int, not the declared ConfigSource."""
+    return ConfigSource(entry.source)
 
 
 def _topic(admin: AdminClient, name: str, config: dict[str, str] | None = None) -> None:
@@ -58,8 +63,8 @@ def test_describe_topic_configs_sources_and_synonyms(shared_broker: BrokerProces
     admin = AdminClient({"bootstrap.servers": shared_broker.bootstrap})
     _topic(admin, topic_name, {"retention.ms": "60000"})
     configs = _describe(admin, topic_name)
-    assert (configs["retention.ms"].value, configs["retention.ms"].source) == ("60000", TOPIC_CONFIG)
-    assert (configs["cleanup.policy"].value, configs["cleanup.policy"].source) == ("delete", DEFAULT)
+    assert (configs["retention.ms"].value, _source(configs["retention.ms"])) == ("60000", TOPIC_CONFIG)
+    assert (configs["cleanup.policy"].value, _source(configs["cleanup.policy"])) == ("delete", DEFAULT)
     assert configs["max.message.bytes"].value == "1048588"
     assert len(configs) >= 25  # every topic config Kafka has, not just the overrides
     # as Kafka: no DEFAULT_CONFIG synonym log.retention.ms (its default is null; the 168 h live in
@@ -96,8 +101,8 @@ def test_incremental_alter_set_delete_append_subtract(shared_broker: BrokerProce
                  _op("segment.ms", None, AlterConfigOpType.DELETE),
                  _op("cleanup.policy", "compact", AlterConfigOpType.APPEND))
     configs = _describe(admin, topic_name)
-    assert (configs["retention.ms"].value, configs["retention.ms"].source) == ("120000", TOPIC_CONFIG)
-    assert (configs["segment.ms"].value, configs["segment.ms"].source) == ("604800000", DEFAULT)
+    assert (configs["retention.ms"].value, _source(configs["retention.ms"])) == ("120000", TOPIC_CONFIG)
+    assert (configs["segment.ms"].value, _source(configs["segment.ms"])) == ("604800000", DEFAULT)
     assert configs["cleanup.policy"].value == "delete,compact"
     _incremental(admin, topic_name, _op("cleanup.policy", "delete", AlterConfigOpType.SUBTRACT))
     assert _describe(admin, topic_name)["cleanup.policy"].value == "compact"
@@ -111,7 +116,7 @@ def test_incremental_alter_refusals_and_validate_only(shared_broker: BrokerProce
     append = _failure(lambda: _incremental(admin, topic_name, _op("retention.ms", "1", AlterConfigOpType.APPEND)))
     assert append.code() == KafkaError.INVALID_CONFIG and "retention.ms" in append.str()
     _incremental(admin, topic_name, _op("retention.ms", "1000", AlterConfigOpType.SET), validate_only=True)
-    assert _describe(admin, topic_name)["retention.ms"].source == DEFAULT
+    assert _source(_describe(admin, topic_name)["retention.ms"]) == DEFAULT
     broker = ConfigResource(ConfigResource.Type.BROKER, "1",
                             incremental_configs=[_op("num.partitions", "3", AlterConfigOpType.SET)])
     refused = _failure(lambda: admin.incremental_alter_configs([broker])[broker].result(timeout=20))
@@ -132,11 +137,11 @@ def test_legacy_alter_configs_replaces_the_override_set(shared_broker: BrokerPro
 
     assert alter(False, max_message_bytes="5000") == 0
     configs = _describe(admin, topic_name)
-    assert configs["max.message.bytes"].source == TOPIC_CONFIG
-    assert configs["retention.ms"].source == DEFAULT and configs["segment.ms"].source == DEFAULT
+    assert _source(configs["max.message.bytes"]) == TOPIC_CONFIG
+    assert _source(configs["retention.ms"]) == DEFAULT and _source(configs["segment.ms"]) == DEFAULT
     assert alter(False, max_message_bytes="-5") == 40  # INVALID_CONFIG
     assert alter(True, retention_ms="1") == 0
-    assert _describe(admin, topic_name)["retention.ms"].source == DEFAULT
+    assert _source(_describe(admin, topic_name)["retention.ms"]) == DEFAULT
 
 
 def test_describe_broker_configs(shared_broker: BrokerProcess) -> None:
@@ -144,8 +149,8 @@ def test_describe_broker_configs(shared_broker: BrokerProcess) -> None:
     node = admin.describe_cluster().result(timeout=20).nodes[0].id
     resource = ConfigResource(ConfigResource.Type.BROKER, str(node))
     configs = admin.describe_configs([resource])[resource].result(timeout=20)
-    assert (configs["num.partitions"].value, configs["num.partitions"].source) == ("1", DEFAULT)
-    assert configs["log.dirs"].source == STATIC  # the fixture sets it with --override
+    assert (configs["num.partitions"].value, _source(configs["num.partitions"])) == ("1", DEFAULT)
+    assert _source(configs["log.dirs"]) == STATIC  # the fixture sets it with --override
     assert configs["log.dirs"].is_read_only
     # librdkafka sends a BROKER resource only to that broker, so ask for others raw.
     request = DescribeConfigsRequest(resources=[
@@ -178,5 +183,5 @@ def test_overrides_survive_a_restart(broker: BrokerProcess, topic_name: str) -> 
     broker.restart()
     admin = AdminClient({"bootstrap.servers": broker.bootstrap})
     configs = _describe(admin, topic_name)
-    assert (configs["retention.ms"].value, configs["retention.ms"].source) == ("60000", TOPIC_CONFIG)
-    assert (configs["cleanup.policy"].value, configs["cleanup.policy"].source) == ("compact", TOPIC_CONFIG)
+    assert (configs["retention.ms"].value, _source(configs["retention.ms"])) == ("60000", TOPIC_CONFIG)
+    assert (configs["cleanup.policy"].value, _source(configs["cleanup.policy"])) == ("compact", TOPIC_CONFIG)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from seaway.protocol.messages.delete_records_request import (
     DeleteRecordsPartition,
     DeleteRecordsRequest,
@@ -14,6 +14,7 @@ from seaway.protocol.messages.delete_records_response import DeleteRecordsRespon
 
 from tests.broker.admin.rawclient import call
 from tests.support.broker import BrokerProcess
+from tests.support.optional import present
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -42,7 +43,7 @@ def _first_offset(broker: BrokerProcess, topic: str) -> int:
         consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
         msg = consumer.poll(15)
         assert msg is not None and msg.error() is None
-        offset: int = msg.offset()
+        offset = present(msg.offset())
         assert msg.value() == f"v{offset}".encode()
         return offset
     finally:

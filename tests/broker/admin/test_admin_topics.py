@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
-from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic  # type: ignore[attr-defined]
 from seaway.protocol.messages.create_topics_request import CreatableTopic, CreatableTopicConfig, CreateTopicsRequest
 from seaway.protocol.messages.create_topics_response import CreateTopicsResponse
 from seaway.protocol.messages.delete_topics_request import DeleteTopicsRequest, DeleteTopicState
@@ -115,7 +115,7 @@ def test_create_partitions(shared_broker: BrokerProcess, topic_name: str) -> Non
     assert _error(missing).code() == KafkaError.UNKNOWN_TOPIC_OR_PART
     # The new partition is a real log: it takes writes.
     producer = Producer({"bootstrap.servers": shared_broker.bootstrap})
-    delivered: list[int] = []
+    delivered: list[int | None] = []
     producer.produce(topic_name, b"x", partition=2, on_delivery=lambda err, msg: delivered.append(msg.offset()))
     assert producer.flush(20) == 0
     assert delivered == [0]

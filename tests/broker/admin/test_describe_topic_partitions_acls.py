@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import (
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
     AclBinding,
     AclOperation,
     AclPermissionType,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from tests.support.broker import BrokerProcess
+from tests.support.optional import present
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -17,14 +20,15 @@ def create_topic(bootstrap: str, name: str, partitions: int = 1, config: dict[st
     fut.result(timeout=20)
 
 
-def produce_all(bootstrap: str, topic: str, records: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]],
+def produce_all(bootstrap: str, topic: str,
+                records: Sequence[tuple[bytes | None, bytes | None, Sequence[tuple[str, bytes]]]],
                 **conf: object) -> list[tuple[int, int]]:
     """Produce and wait for every delivery report; returns (partition, offset) per record."""
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5, **conf})
     results: list[tuple[int, int] | None] = [None] * len(records)
     errors: list[KafkaError] = []
 
-    def on_delivery(i: int):
+    def on_delivery(i: int) -> Callable[[KafkaError | None, object], None]:
         def cb(err: KafkaError | None, msg: object) -> None:
             if err is not None:
                 errors.append(err)
@@ -33,7 +37,7 @@ def produce_all(bootstrap: str, topic: str, records: list[tuple[bytes | None, by
         return cb
 
     for i, (key, value, headers) in enumerate(records):
-        producer.produce(topic, value=value, key=key, headers=headers or None, on_delivery=on_delivery(i))
+        producer.produce(topic, value=value, key=key, headers=list(headers) or None, on_delivery=on_delivery(i))
         producer.poll(0)
     assert producer.flush(30) == 0
     assert not errors, errors
@@ -63,7 +67,8 @@ def consume_all(bootstrap: str, topic: str, partitions: int, expected: int, time
 @pytest.mark.parametrize("acks", ["0", "1", "all"])
 def test_acks_levels_round_trip(shared_broker: BrokerProcess, topic_name: str, acks: str) -> None:
     create_topic(shared_broker.bootstrap, topic_name, 3)
-    records = [(f"k{i}".encode(), f"value-{i}".encode(), []) for i in range(2000)]
+    records: list[tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]] = [
+        (f"k{i}".encode(), f"value-{i}".encode(), []) for i in range(2000)]
     produce_all(shared_broker.bootstrap, topic_name, records, acks=acks)
     got = consume_all(shared_broker.bootstrap, topic_name, 3, len(records))
     assert sorted((m.key(), m.value()) for m in got) == sorted((k, v) for k, v, _ in records)  # type: ignore[attr-defined]
@@ -97,7 +102,7 @@ def test_message_too_large(shared_broker: BrokerProcess, topic_name: str) -> Non
     create_topic(shared_broker.bootstrap, topic_name, 1, {"max.message.bytes": "10000"})
     producer = Producer({"bootstrap.servers": shared_broker.bootstrap, "message.max.bytes": 1000000,
                          "compression.type": "none"})
-    errors: list[KafkaError] = []
+    errors: list[KafkaError | None] = []
     producer.produce(topic_name, value=b"x" * 50000, on_delivery=lambda err, msg: errors.append(err))
     producer.flush(20)
     assert errors and errors[0] is not None
@@ -109,7 +114,7 @@ def test_unknown_topic_when_auto_create_is_off(tmp_path: object) -> None:
 
     with BrokerProcess(Path(str(tmp_path)) / "d", {"auto.create.topics.enable": "false"}) as b:
         producer = Producer({"bootstrap.servers": b.bootstrap, "message.timeout.ms": 3000})
-        errors: list[KafkaError] = []
+        errors: list[KafkaError | None] = []
         producer.produce("does-not-exist", value=b"x", on_delivery=lambda err, msg: errors.append(err))
         producer.flush(10)
         assert errors and errors[0] is not None
@@ -117,13 +122,13 @@ def test_unknown_topic_when_auto_create_is_off(tmp_path: object) -> None:
                                     KafkaError._MSG_TIMED_OUT)
         admin = AdminClient({"bootstrap.servers": b.bootstrap})
         md = admin.list_topics("does-not-exist", timeout=10)
-        assert md.topics["does-not-exist"].error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+        assert present(md.topics["does-not-exist"].error).code() == KafkaError.UNKNOWN_TOPIC_OR_PART
 
 
 def test_invalid_topic_name(shared_broker: BrokerProcess) -> None:
     admin = AdminClient({"bootstrap.servers": shared_broker.bootstrap})
     md = admin.list_topics("bad name!", timeout=10)
-    assert md.topics["bad name!"].error.code() == KafkaError.TOPIC_EXCEPTION
+    assert present(md.topics["bad name!"].error).code() == KafkaError.TOPIC_EXCEPTION
 
 
 def test_offset_out_of_range_resets(shared_broker: BrokerProcess, topic_name: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from seaway.protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
 from seaway.protocol.messages.fetch_response import FetchResponse
 
@@ -116,7 +116,7 @@ def test_clients_reconnect_after_an_idle_close(tmp_path: Path) -> None:
 
         consumer = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "g", "log_level": 3})
         consumer.assign([TopicPartition("idle-topic", 0, 0)])
-        values = []
+        values: list[bytes | None] = []
         deadline = time.monotonic() + 20
         while len(values) < 2 and time.monotonic() < deadline:
             msg = consumer.poll(0.5)

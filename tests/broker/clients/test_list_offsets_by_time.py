@@ -15,7 +15,7 @@ import time
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, OffsetSpec
+from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 from seaway.protocol.record_batch import BATCH_HEADER_SIZE, MAGIC_V2, parse_batch_header
 
 from tests.broker.clients.test_confluent_clients import create_topic

@@ -15,7 +15,7 @@ import time
 
 import pytest
 from confluent_kafka import Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, OffsetSpec
+from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient
 from kafka.admin import OffsetSpec as KpOffsetSpec
@@ -61,7 +61,7 @@ def _produce_librdkafka(bootstrap: str, topic: str, codec: str) -> None:
 
 def _max_timestamp_librdkafka(bootstrap: str, topic: str) -> tuple[int, int]:
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    futures = admin.list_offsets({TopicPartition(topic, 0): OffsetSpec.max_timestamp()})
+    futures = admin.list_offsets({TopicPartition(topic, 0): OffsetSpec.max_timestamp()})  # type: ignore[no-untyped-call]  # unannotated upstream
     result = futures[TopicPartition(topic, 0)].result(20)
     return result.offset, result.timestamp
 

@@ -11,6 +11,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, Topi
 
 from tests.broker.clients.test_confluent_clients import create_topic, produce_all
 from tests.support.broker import BrokerProcess
+from tests.support.optional import present
 
 PAUSE_KEY = "seaway.test.fault.cleaner.pause.ms"
 Latest = dict[bytes, bytes | None]
@@ -45,14 +46,16 @@ def read_partition(bootstrap: str, topic: str) -> list[tuple[int, bytes | None, 
             msg = consumer.poll(0.5)
             if msg is None:
                 continue
-            if msg.error():
-                if msg.error().code() == KafkaError._PARTITION_EOF:
+            error = msg.error()
+            if error:
+                if error.code() == KafkaError._PARTITION_EOF:
                     if out and out[-1][0] >= high - 1:
                         break
                     continue
-                raise KafkaException(msg.error())
-            out.append((msg.offset(), msg.key(), msg.value()))
-            if msg.offset() >= high - 1:
+                raise KafkaException(error)
+            offset = present(msg.offset(), "offset")
+            out.append((offset, msg.key(), msg.value()))
+            if offset >= high - 1:
                 break
     finally:
         consumer.close()

@@ -37,9 +37,11 @@ def manager(tmp_path: Path) -> Iterator[LogManager]:
     logs.close()
 
 
-def _append(plog: PartitionLog, ops: list[tuple[bytes, bytes | None]], codec: int, ts: int, **kw: int) -> None:
+def _append(plog: PartitionLog, ops: list[tuple[bytes, bytes | None]], codec: int, ts: int, *,
+            producer_id: int = -1, producer_epoch: int = -1, base_sequence: int = -1) -> None:
     records = [Record(i, ts, key, value) for i, (key, value) in enumerate(ops)]
-    plog.append(build_batch(records, compression=codec, **kw), now_ms=ts)
+    plog.append(build_batch(records, compression=codec, producer_id=producer_id, producer_epoch=producer_epoch,
+                            base_sequence=base_sequence), now_ms=ts)
 
 
 def _fill(plog: PartitionLog, rng: random.Random, n_batches: int = 120) -> dict[bytes, bytes | None]:

@@ -2,14 +2,16 @@
 
 Writes one line per event to its output file, flushed before each synchronous commit, so
 whatever the group committed is always in the file (at-least-once):
-``ASSIGN p,p`` / ``REVOKE p,p`` / ``LOST p,p`` from the rebalance callbacks and ``R p o``
-per record. SIGTERM closes the consumer cleanly (LeaveGroup); SIGKILL is a crash.
+``ASSIGN p,p`` / ``REVOKE p,p`` / ``LOST p,p`` from the rebalance callbacks, ``R p o``
+per record and ``E <error>`` for a failed commit. SIGTERM closes the consumer cleanly
+(LeaveGroup, or a heartbeat with epoch -1); SIGKILL is a crash. ``--protocol consumer``
+runs the KIP-848 protocol, where the broker owns the session timeout, heartbeat interval
+and assignor (the client may not set them).
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import signal
 import sys
 from typing import Any, TextIO
@@ -26,6 +28,7 @@ def main() -> int:
     ap.add_argument("--strategy", default="range,roundrobin")
     ap.add_argument("--instance")
     ap.add_argument("--session-ms", type=int, default=6000)
+    ap.add_argument("--protocol", default="classic", choices=("classic", "consumer"))
     args = ap.parse_args()
     out: TextIO = open(args.out, "a", buffering=1)  # noqa: SIM115 - lives as long as the process
     conf: dict[str, Any] = {
@@ -33,11 +36,13 @@ def main() -> int:
         "group.id": args.group,
         "auto.offset.reset": "earliest",
         "enable.auto.commit": False,
-        "session.timeout.ms": args.session_ms,
-        "heartbeat.interval.ms": 500,
-        "partition.assignment.strategy": args.strategy,
         "fetch.wait.max.ms": 100,
     }
+    if args.protocol == "consumer":
+        conf["group.protocol"] = "consumer"
+    else:
+        conf.update({"session.timeout.ms": args.session_ms, "heartbeat.interval.ms": 500,
+                     "partition.assignment.strategy": args.strategy})
     if args.instance:
         conf["group.instance.id"] = args.instance
     consumer = Consumer(conf)
@@ -64,8 +69,10 @@ def main() -> int:
         out.write("".join(f"R {m.partition()} {m.offset()}\n" for m in good))
         out.flush()
         # A failed commit (e.g. a rebalance under way) means the next owner re-reads: at-least-once.
-        with contextlib.suppress(KafkaException):
+        try:
             consumer.commit(asynchronous=False)
+        except KafkaException as exc:
+            out.write(f"E {exc}\n")
     consumer.close()
     out.close()
     return 0

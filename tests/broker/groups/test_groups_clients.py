@@ -9,9 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
-from grouptest_client import FAST_GROUPS
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # re-exported without __all__
 
+from tests.broker.groups.grouptest_client import FAST_GROUPS
 from tests.support.broker import BrokerProcess
 
 pytestmark = pytest.mark.timeout(60)

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka import KafkaError, Message, Producer
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # re-exported without __all__
 
 from tests.support.broker import BrokerProcess
 
@@ -47,7 +47,10 @@ class Worker:
         return self.out.read_text().splitlines() if self.out.exists() else []
 
     def events(self) -> list[str]:
-        return [ln for ln in self.lines() if not ln.startswith("R ")]
+        return [ln for ln in self.lines() if not ln.startswith(("R ", "E "))]
+
+    def commit_errors(self) -> list[str]:
+        return [ln for ln in self.lines() if ln.startswith("E ")]
 
     def assignment(self) -> set[int]:
         owned: set[int] = set()
@@ -104,9 +107,11 @@ def make_topic(broker: BrokerProcess) -> str:
 def produce(broker: BrokerProcess, topic: str, count: int, produced: set[tuple[int, int]]) -> None:
     p = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
 
-    def done(err: object, msg: object) -> None:
+    def done(err: KafkaError | None, msg: Message) -> None:
         assert err is None, err
-        produced.add((msg.partition(), msg.offset()))  # type: ignore[attr-defined]
+        partition, offset = msg.partition(), msg.offset()
+        assert partition is not None and offset is not None
+        produced.add((partition, offset))
 
     for i in range(count):
         p.produce(topic, value=b"v%d" % i, partition=i % PARTITIONS, on_delivery=done)

@@ -11,9 +11,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from grouptest_client import FAST_GROUPS, RawClient
 from seaway.broker.config import BrokerConfig
-from seaway.broker.coordinator import COMPONENT, GroupCoordinator
+from seaway.broker.coordinator import GroupCoordinator
 from seaway.broker.coordinator.offsets import expire_offsets
 from seaway.broker.server import BrokerServer
 from seaway.protocol.errors import (
@@ -51,6 +50,8 @@ from seaway.protocol.messages.offset_fetch_request import (
 from seaway.protocol.messages.offset_fetch_response import OffsetFetchResponse
 from seaway.protocol.primitives import Writer
 
+from tests.broker.groups.grouptest_client import FAST_GROUPS, RawClient
+
 pytestmark = pytest.mark.timeout(30)
 
 
@@ -60,7 +61,8 @@ async def _start(data: Path, **overrides: str) -> tuple[BrokerServer, GroupCoord
     server = BrokerServer(config)
     await server.start()
     assert server.context is not None
-    coord = server.context.components[COMPONENT]
+    coord = server.context.components.group_coordinator
+    assert coord is not None
     for _ in range(200):
         if coord.loaded:
             break
@@ -94,7 +96,7 @@ async def _commit(client: RawClient, req: OffsetCommitRequest, version: int = 8)
     return {(t.name, p.partition_index): p.error_code for t in resp.topics for p in t.partitions}
 
 
-async def _fetch(client: RawClient, group: str, version: int = 7) -> dict[tuple[str, int], tuple[int, int, str]]:
+async def _fetch(client: RawClient, group: str, version: int = 7) -> dict[tuple[str, int], tuple[int, int, str | None]]:
     resp: OffsetFetchResponse = await client.call(OffsetFetchRequest(group_id=group, topics=None),
                                                   OffsetFetchResponse, version)
     assert resp.error_code == 0

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from grouptest_client import FAST_GROUPS, MEMBER_ID_REQUIRED, RawClient
 from seaway.protocol.errors import (
     FencedInstanceIdError,
     GroupMaxSizeReachedError,
@@ -26,6 +25,7 @@ from seaway.protocol.messages.describe_groups_response import DescribeGroupsResp
 from seaway.protocol.messages.leave_group_request import LeaveGroupRequest, MemberIdentity
 from seaway.protocol.messages.leave_group_response import LeaveGroupResponse
 
+from tests.broker.groups.grouptest_client import FAST_GROUPS, MEMBER_ID_REQUIRED, RawClient
 from tests.support.broker import BrokerProcess
 
 pytestmark = pytest.mark.timeout(60)

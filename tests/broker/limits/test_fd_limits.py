@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from seaway.protocol.messages.create_partitions_request import CreatePartitionsRequest, CreatePartitionsTopic
 from seaway.protocol.messages.create_partitions_response import CreatePartitionsResponse
 from seaway.protocol.messages.create_topics_request import CreatableTopic, CreateTopicsRequest
@@ -25,6 +25,7 @@ from seaway.protocol.messages.metadata_response import MetadataResponse
 from tests.broker.admin.rawclient import call
 from tests.broker.limits.wire import API_VERSIONS_V0, Wire, api_versions, connect, cpu_seconds, open_fds, recv_exactly
 from tests.support.broker import BrokerProcess
+from tests.support.optional import present
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -70,7 +71,7 @@ def _values(broker: BrokerProcess, topic: str, count: int) -> list[bytes]:
     while len(values) < count and time.monotonic() < deadline:
         msg = consumer.poll(0.5)
         if msg is not None and not msg.error():
-            values.append(msg.value())
+            values.append(present(msg.value()))
     consumer.close()
     return values
 

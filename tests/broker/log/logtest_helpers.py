@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from pathlib import Path
+from typing import Any
 
 with warnings.catch_warnings():  # kafka-python imports importlib.resources.read_text (deprecated)
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -49,5 +50,5 @@ def read_all(plog: PartitionLog, start: int | None = None) -> list[bytes]:
             offset = header.next_offset
 
 
-def open_log(directory: Path, **config: object) -> PartitionLog:
-    return PartitionLog.open(directory, LogConfig(**config), topic="t", partition=0)  # type: ignore[arg-type]
+def open_log(directory: Path, **config: Any) -> PartitionLog:
+    return PartitionLog.open(directory, LogConfig(**config), topic="t", partition=0)

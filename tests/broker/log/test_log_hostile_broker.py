@@ -18,7 +18,9 @@ import cramjam
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
-from hostile import (
+
+from tests.broker.clients.test_confluent_clients import create_topic
+from tests.broker.log.hostile import (
     INVALID_RECORD,
     KAFKA_STORAGE_ERROR,
     MESSAGE_TOO_LARGE,
@@ -28,8 +30,6 @@ from hostile import (
     raw_batch,
     records_bytes,
 )
-
-from tests.broker.clients.test_confluent_clients import create_topic
 from tests.support.broker import BrokerProcess
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
@@ -55,7 +55,9 @@ def _consume_all(bootstrap: str, topic: str, expected: int) -> list[bytes]:
         while len(values) < expected and time.monotonic() < deadline:
             msg = consumer.poll(0.5)
             if msg is not None and msg.error() is None:
-                values.append(msg.value())
+                value = msg.value()
+                assert value is not None
+                values.append(value)
     finally:
         consumer.close()
     return values

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from logtest_helpers import make_batch, payload, read_all
 from seaway.broker.log.config import LogConfig
 from seaway.broker.log.log_manager import LogManager, kafka_uuid
 from seaway.protocol.errors import (
@@ -15,6 +14,8 @@ from seaway.protocol.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
+
+from tests.broker.log.logtest_helpers import make_batch, payload, read_all
 
 pytestmark = pytest.mark.timeout(30)  # load() opens logs on a thread pool
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 from crc32c import crc32c
-from logtest_helpers import make_batch, open_log, payload, read_all
 from seaway.protocol.errors import (
     CorruptMessageError,
     InvalidRecordError,
@@ -15,6 +14,8 @@ from seaway.protocol.errors import (
     UnsupportedForMessageFormatError,
 )
 from seaway.protocol.record_batch import batch_crc, iter_batch_headers, parse_batch_header
+
+from tests.broker.log.logtest_helpers import make_batch, open_log, payload, read_all
 
 NOW = 1_700_000_000_000
 

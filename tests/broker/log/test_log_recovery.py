@@ -9,11 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from logtest_helpers import make_batch, open_log, payload, read_all
 from seaway.broker.log.config import LogConfig
 from seaway.broker.log.partition_log import PartitionLog
 from seaway.broker.log.segment import Segment
 from seaway.protocol.errors import OffsetOutOfRangeError
+
+from tests.broker.log.logtest_helpers import make_batch, open_log, payload, read_all
 
 NOW = 1_700_000_000_000
 

@@ -2,25 +2,31 @@
 
 ``validate_batches`` decides from one unpacked header whether a batch is ordinary and
 only then skips the detailed checks. These tests hold it to the rules in its docstring,
-restated here independently, over random header fields; and they check that the split
-``validate`` + ``append_validated`` (the producer layer's parse-once path) stores the
-same bytes and answers the same as ``append``.
+restated here independently, over random header fields; and they check that
+``PartitionLog.append``, the log's one door, answers and stores the same whichever way in
+it takes: its one-call path for a plain batch in a writable request buffer, the general
+validation, or a guard (the producer layer's hook, which gets the same parse and runs
+the write itself).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from crc32c import crc32c
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from logtest_helpers import make_batch, open_log, read_all
 from seaway.broker.log.config import LogConfig
+from seaway.broker.log.partition_log import AppendResult, PartitionLog
 from seaway.broker.log.segment import PREALLOCATE_BYTES
 from seaway.broker.log.validation import plain_batch, validate_batches
-from seaway.protocol.errors import InvalidRecordError, InvalidTimestampError, KafkaProtocolError
-from seaway.protocol.record_batch import parse_batch_header
+from seaway.protocol.errors import CorruptMessageError, InvalidRecordError, InvalidTimestampError, KafkaProtocolError
+from seaway.protocol.record_batch import BatchHeader, parse_batch_header
+from seaway.protocol.records import Record, build_batch
+
+from tests.broker.log.logtest_helpers import make_batch, open_log, read_all
 
 NOW = 1_700_000_000_000
 BASE = make_batch([b"a", b"b", b"c"], timestamp=NOW - 5)
@@ -104,21 +110,44 @@ def test_fast_checks_refuse_exactly_what_the_rules_refuse(
             assert plain is None
 
 
-def test_validate_then_append_validated_equals_append(tmp_path: Path) -> None:
-    batches = [make_batch([b"x" * i for i in range(1, n + 2)], timestamp=NOW + n) for n in range(4)]
-    data = b"".join(batches)
+class _Guard:
+    """A guard as the producer layer's: sees the parsed headers, then writes (or not)."""
+
+    def __init__(self, *, write: bool = True) -> None:
+        self.calls: list[list[BatchHeader]] = []
+        self.write = write
+
+    def __call__(self, plog: PartitionLog, headers: list[BatchHeader],
+                 write: Callable[[], AppendResult]) -> AppendResult:
+        self.calls.append(headers)
+        if not self.write:
+            return AppendResult(-1, -1, -1, plog.log_start_offset, [])
+        return write()
+
+
+def test_a_guard_gets_the_one_parse_and_its_write_equals_an_unguarded_append(tmp_path: Path) -> None:
+    batch = build_batch([Record(i, NOW, b"k", b"x" * i) for i in range(3)], producer_id=7, producer_epoch=0,
+                        base_sequence=0)
     one, two = open_log(tmp_path / "one"), open_log(tmp_path / "two")
-    expected = one.append(data, now_ms=NOW)
-    request = bytearray(data)  # a produce request's buffer: stamped in place, written once
-    headers = two.validate(memoryview(request), now_ms=NOW)
-    result = two.append_validated(memoryview(request), headers, NOW)
-    assert result == expected
-    assert [h.base_offset for h in result.batch_headers] == [0, 1, 3, 6]
+    one.append(make_batch([b"first"], timestamp=NOW), now_ms=NOW)
+    two.append(make_batch([b"first"], timestamp=NOW), now_ms=NOW)
+    expected = one.append(batch, now_ms=NOW)
+    guard = _Guard()
+    request = bytearray(batch)  # a produce request's buffer: stamped in place, written once
+    result = two.append(memoryview(request), now_ms=NOW, guard=guard)
+    assert guard.calls == [validate_batches(batch, two.config, NOW)]  # the headers as parsed, once
+    assert result == expected and result.base_offset == 1 and result.last_offset == 3
     assert read_all(one) == read_all(two)
-    assert bytes(request) == b"".join(read_all(two))
-    frozen = bytes(data)  # a read-only buffer is copied, never stamped
-    again = two.append_validated(frozen, two.validate(frozen, now_ms=NOW), NOW)
-    assert again.base_offset == 10 and frozen == data
+    assert bytes(request) == read_all(two, 1)[0]
+    frozen = bytes(batch)  # a read-only buffer is copied, never stamped
+    assert two.append(frozen, now_ms=NOW, guard=guard).base_offset == 4 and frozen == batch
+    declined = _Guard(write=False)  # a duplicate: answered by the guard, nothing written
+    assert two.append(memoryview(bytearray(batch)), now_ms=NOW, guard=declined).base_offset == -1
+    assert two.log_end_offset == 7 and len(declined.calls) == 1
+    ordinary = _Guard()  # batches without a producer id never reach the guard, on either path
+    two.append(memoryview(bytearray(BASE)), now_ms=NOW, guard=ordinary)
+    two.append(BASE + BASE, now_ms=NOW, guard=ordinary)
+    assert ordinary.calls == [] and two.log_end_offset == 16
     one.close()
     two.close()
 
@@ -138,24 +167,26 @@ def test_plain_batch_is_only_the_single_ordinary_valid_batch() -> None:
     assert plain_batch(memoryview(BASE), LogConfig(max_message_bytes=len(BASE) - 1), NOW) is None
 
 
-def test_append_plain_equals_append_and_declines_the_rest(tmp_path: Path) -> None:
+def test_append_of_a_request_buffer_equals_append_of_bytes_on_every_path(tmp_path: Path) -> None:
     batches = [make_batch([b"x" * i for i in range(1, n + 2)], timestamp=NOW + n) for n in range(4)]
     one, two = open_log(tmp_path / "one"), open_log(tmp_path / "two")
-    for batch in batches:
+    for batch in batches:  # one plain batch in a writable view: the one-call path
         expected = one.append(batch, now_ms=NOW)
         request = bytearray(batch)
-        result = two.append_plain(memoryview(request), NOW)
+        result = two.append(memoryview(request), now_ms=NOW)
         assert result == expected
         assert bytes(request) == read_all(two, expected.base_offset)[0]
+    several = bytearray(b"".join(batches))  # several batches: the general path, still in place
+    assert two.append(memoryview(several), now_ms=NOW) == one.append(bytes(several), now_ms=NOW)
     assert read_all(one) == read_all(two)
-    assert two.append_plain(batches[0], NOW) is None  # not a writable view: the general path copies
-    assert two.append_plain(memoryview(bytearray(b"".join(batches))), NOW) is None  # several batches
     corrupt = bytearray(batches[0])
     corrupt[-1] ^= 1
-    assert two.append_plain(memoryview(corrupt), NOW) is None  # the general path raises CORRUPT_MESSAGE
+    with pytest.raises(CorruptMessageError):  # declined by the one-call check, refused precisely
+        two.append(memoryview(corrupt), now_ms=NOW)
     assert two.log_end_offset == one.log_end_offset
     append_time = open_log(tmp_path / "three", message_timestamp_type="LogAppendTime")
-    assert append_time.append_plain(memoryview(bytearray(batches[0])), NOW) is None
+    stamped = append_time.append(memoryview(bytearray(batches[0])), now_ms=NOW)
+    assert stamped.log_append_time_ms == NOW and stamped.batch_headers[0].max_timestamp == NOW
     one.close()
     two.close()
     append_time.close()

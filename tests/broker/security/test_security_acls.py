@@ -11,12 +11,13 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicCollection
-from confluent_kafka.admin import (  # type: ignore[attr-defined]
+from confluent_kafka.admin import (  # type: ignore[attr-defined]  # re-exported without __all__
     AclBinding,
     AclBindingFilter,
     AclOperation,
@@ -31,9 +32,9 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     UserScramCredentialUpsertion,
 )
 
-from tests.broker.security.conftest import SecureBroker, start_secure
-from tests.broker.security.material import Material
 from tests.support.broker import BrokerProcess
+from tests.support.secure_broker import SecureBroker, start_secure
+from tests.support.tls_material import Material
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -74,6 +75,23 @@ def _acl(kind: ResourceType, name: str, op: AclOperation, permission: AclPermiss
          pattern: ResourcePatternType = ResourcePatternType.LITERAL, principal: str = "User:bob",
          host: str = "*") -> AclBinding:
     return AclBinding(kind, name, pattern, principal, host, op, permission)
+
+
+def _acl_filter(kind: ResourceType, name: str | None, pattern: ResourcePatternType, principal: str | None,
+                host: str | None, op: AclOperation, permission: AclPermissionType) -> AclBindingFilter:
+    """An ACL filter where None matches any name, principal or host.
+
+    confluent-kafka documents None as "match any" for these three but annotates them ``str``
+    (AclBindingFilter inherits AclBinding's __init__), so this one call passes None on purpose.
+    """
+    return AclBindingFilter(kind, name, pattern, principal, host, op, permission)  # type: ignore[arg-type]
+
+
+def _scram_futures(admin: AdminClient, users: list[str]) -> dict[str, Future[Any]]:
+    """describe_user_scram_credentials' futures by user: a dict when users are named (one future for None)."""
+    futures = admin.describe_user_scram_credentials(users)
+    assert isinstance(futures, dict)
+    return futures
 
 
 def _bob(broker: SecureBroker, **extra: Any) -> dict[str, Any]:
@@ -172,8 +190,8 @@ def test_wildcard_principal_and_host(broker: SecureBroker) -> None:
         assert error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
     finally:  # a WRITE for User:* lets everyone InitProducerId (Kafka's rule): do not leave it behind
         admin = _admin(broker)
-        everyone_filter = AclBindingFilter(ResourceType.TOPIC, everyone, ResourcePatternType.LITERAL, "User:*",
-                                           None, AclOperation.ANY, AclPermissionType.ANY)
+        everyone_filter = _acl_filter(ResourceType.TOPIC, everyone, ResourcePatternType.LITERAL, "User:*",
+                                      None, AclOperation.ANY, AclPermissionType.ANY)
         admin.delete_acls([everyone_filter])[everyone_filter].result(15)
 
 
@@ -195,11 +213,11 @@ def test_acl_and_credential_admin_needs_the_cluster(broker: SecureBroker) -> Non
     assert info.value.args[0].code() == KafkaError.CLUSTER_AUTHORIZATION_FAILED
     # (DescribeAcls' CLUSTER_AUTHORIZATION_FAILED is checked on the wire in test_security_protocol.py:
     # confluent-kafka's describe_acls drops a top-level error and returns no ACLs.)
-    assert bob_admin.describe_acls(AclBindingFilter(
+    assert bob_admin.describe_acls(_acl_filter(
         ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY, AclPermissionType.ANY,
     )).result(15) == []
     with pytest.raises(KafkaException) as info:
-        bob_admin.describe_user_scram_credentials(["bob"])["bob"].result(15)
+        _scram_futures(bob_admin, ["bob"])["bob"].result(15)
     assert info.value.args[0].code() == KafkaError.CLUSTER_AUTHORIZATION_FAILED
 
 
@@ -209,8 +227,8 @@ def test_describe_and_delete_acls(broker: SecureBroker) -> None:
     binding = _acl(ResourceType.TOPIC, topic, AclOperation.WRITE)
     _grant(broker, binding)
     admin = _admin(broker)
-    mine = AclBindingFilter(ResourceType.TOPIC, topic, ResourcePatternType.MATCH, "User:bob", None,
-                            AclOperation.ANY, AclPermissionType.ANY)
+    mine = _acl_filter(ResourceType.TOPIC, topic, ResourcePatternType.MATCH, "User:bob", None,
+                       AclOperation.ANY, AclPermissionType.ANY)
     assert admin.describe_acls(mine).result(15) == [binding]
     assert _produce(_bob(broker), topic) is None
     deleted = admin.delete_acls([mine])[mine].result(15)
@@ -255,7 +273,7 @@ def test_credential_errors_are_kafkas(broker: SecureBroker) -> None:
         admin.alter_user_scram_credentials([ghost])["ghost"].result(15)
     assert info.value.args[0].code() == KafkaError.RESOURCE_NOT_FOUND
     with pytest.raises(KafkaException) as info:
-        admin.describe_user_scram_credentials(["ghost"])["ghost"].result(15)
+        _scram_futures(admin, ["ghost"])["ghost"].result(15)
     assert info.value.args[0].code() == KafkaError.RESOURCE_NOT_FOUND
 
 
@@ -285,14 +303,14 @@ def test_acls_and_credentials_survive_a_restart(tmp_path: Path, material: Materi
         for future in admin.create_topics([NewTopic("durable-t", 1, 1)]).values():
             future.result(15)
         own.process.restart()
-        from tests.broker.security.conftest import LISTENERS, broker_ports
+        from tests.support.secure_broker import LISTENERS, broker_ports
 
         own.ports = broker_ports(own.process, LISTENERS)
         carol = own.sasl_config("carol", "carol-secret")
         assert _produce(carol, "durable-t") is None  # her credential and her ACL are both back
         admin = AdminClient(own.admin_config())
-        everything = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
-                                      AclPermissionType.ANY)
+        everything = _acl_filter(ResourceType.ANY, None, ResourcePatternType.ANY, None, None, AclOperation.ANY,
+                                 AclPermissionType.ANY)
         assert admin.describe_acls(everything).result(15) == [binding]
         assert "__cluster_metadata" not in admin.list_topics(timeout=10).topics
     finally:

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
-from confluent_kafka.admin import (  # type: ignore[attr-defined]
+from confluent_kafka.admin import (  # type: ignore[attr-defined]  # re-exported without __all__
     AclBinding,
     AclOperation,
     AclPermissionType,
@@ -32,7 +32,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     UserScramCredentialUpsertion,
 )
 
-from tests.broker.security.conftest import ALICE_PLAIN_PASSWORD, SecureBroker
+from tests.support.secure_broker import ALICE_PLAIN_PASSWORD, SecureBroker
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -91,7 +91,9 @@ def test_confluent_kafka(broker: SecureBroker, mechanism: str) -> None:
             msg = consumer.poll(0.5)
             if msg is not None:
                 assert msg.error() is None, msg.error()
-                got.append(msg.value())
+                record = msg.value()
+                assert record is not None
+                got.append(record)
         consumer.commit(asynchronous=False)
     finally:
         consumer.close()
@@ -104,9 +106,10 @@ def test_kafka_python(broker: SecureBroker, mechanism: str) -> None:
 
     topic = _topic(broker.admin_config())
     user, password = _alice(broker, mechanism)
-    common: dict[str, Any] = dict(
-        bootstrap_servers=broker.bootstrap("SASL_SSL"), security_protocol="SASL_SSL", sasl_mechanism=mechanism,
-        sasl_plain_username=user, sasl_plain_password=password, ssl_cafile=str(broker.material.ca))
+    common: dict[str, Any] = {
+        "bootstrap_servers": broker.bootstrap("SASL_SSL"), "security_protocol": "SASL_SSL",
+        "sasl_mechanism": mechanism, "sasl_plain_username": user, "sasl_plain_password": password,
+        "ssl_cafile": str(broker.material.ca)}
     producer = KafkaProducer(**common)
     for value in RECORDS:
         producer.send(topic, value)
@@ -130,10 +133,11 @@ def test_aiokafka(broker: SecureBroker, mechanism: str) -> None:
     user, password = _alice(broker, mechanism)
 
     async def run() -> list[bytes]:
-        common: dict[str, Any] = dict(
-            bootstrap_servers=broker.bootstrap("SASL_SSL"), security_protocol="SASL_SSL", sasl_mechanism=mechanism,
-            sasl_plain_username=user, sasl_plain_password=password,
-            ssl_context=create_ssl_context(cafile=str(broker.material.ca)))
+        common: dict[str, Any] = {
+            "bootstrap_servers": broker.bootstrap("SASL_SSL"), "security_protocol": "SASL_SSL",
+            "sasl_mechanism": mechanism,
+            "sasl_plain_username": user, "sasl_plain_password": password,
+            "ssl_context": create_ssl_context(cafile=str(broker.material.ca))}
         producer = AIOKafkaProducer(**common)
         await producer.start()
         try:

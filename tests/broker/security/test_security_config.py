@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from seaway.broker.config import BrokerConfig, ConfigError
 
-from tests.broker.security.conftest import PLAIN_JAAS
-from tests.broker.security.material import Material
 from tests.support.broker import BrokerProcess
+from tests.support.secure_broker import PLAIN_JAAS
+from tests.support.tls_material import Material
 
 SASL = {"listeners": "SASL_SSL://127.0.0.1:0"}
 
@@ -145,7 +145,8 @@ def test_every_key_material_form_loads(material: Material) -> None:
     for props in configs:
         config = BrokerConfig(props)
         assert all(s.ssl_context is not None for s in config.listener_security.values())
-    assert BrokerConfig(configs[-1]).listener_security["OTHER"].ssl_context.verify_mode.name == "CERT_REQUIRED"
+    context = BrokerConfig(configs[-1]).listener_security["OTHER"].ssl_context
+    assert context is not None and context.verify_mode.name == "CERT_REQUIRED"
 
 
 def test_passwords_are_sensitive_in_describe_configs() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, Producer
-from confluent_kafka.admin import (  # type: ignore[attr-defined]
+from confluent_kafka.admin import (  # type: ignore[attr-defined]  # re-exported without __all__
     AclBinding,
     AclBindingFilter,
     AclOperation,
@@ -74,8 +74,8 @@ from seaway.protocol.messages.sync_group_request import SyncGroupRequest
 from seaway.protocol.messages.sync_group_response import SyncGroupResponse
 from seaway.protocol.records import Record, build_batch
 
-from tests.broker.security.conftest import SecureBroker
 from tests.broker.security.wire import Wire
+from tests.support.secure_broker import SecureBroker
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -242,7 +242,7 @@ def test_list_groups_shows_only_describable_groups(secure_broker: SecureBroker, 
         from seaway.protocol.messages.sasl_handshake_request import SaslHandshakeRequest
         from seaway.protocol.messages.sasl_handshake_response import SaslHandshakeResponse
 
-        from tests.broker.security.conftest import ADMIN_PASSWORD
+        from tests.support.secure_broker import ADMIN_PASSWORD
 
         wire.call(SaslHandshakeRequest(mechanism="PLAIN"), SaslHandshakeResponse, 1)
         wire.call(SaslAuthenticateRequest(auth_bytes=f"\x00admin\x00{ADMIN_PASSWORD}".encode()),

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # re-exported without __all__
 from seaway.protocol.messages.api_versions_request import ApiVersionsRequest
 from seaway.protocol.messages.api_versions_response import ApiVersionsResponse
 from seaway.protocol.messages.describe_acls_request import DescribeAclsRequest
@@ -25,10 +25,10 @@ from seaway.protocol.messages.sasl_authenticate_response import SaslAuthenticate
 from seaway.protocol.messages.sasl_handshake_request import SaslHandshakeRequest
 from seaway.protocol.messages.sasl_handshake_response import SaslHandshakeResponse
 
-from tests.broker.security.conftest import ADMIN_PASSWORD, SecureBroker
-from tests.broker.security.material import Material
 from tests.broker.security.wire import Wire
 from tests.support.broker import BrokerProcess
+from tests.support.secure_broker import ADMIN_PASSWORD, SecureBroker
+from tests.support.tls_material import Material
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -116,7 +116,11 @@ def test_sasl_requests_outside_an_exchange_are_illegal_state(secure_broker: Secu
 
 
 def test_scram_by_hand_and_acl_errors_on_the_wire(secure_broker: SecureBroker) -> None:
-    from confluent_kafka.admin import ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
+    from confluent_kafka.admin import (  # type: ignore[attr-defined]  # re-exported without __all__
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialUpsertion,
+    )
 
     admin = AdminClient(secure_broker.admin_config())
     upsert = UserScramCredentialUpsertion("dave", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096), b"dave-pw")
@@ -144,7 +148,9 @@ def _fetch_all(wire: Wire, topic: str) -> bytes:
     response: FetchResponse = wire.call(request, FetchResponse, 11)
     part = response.responses[0].partitions[0]
     assert part.error_code == 0
-    return bytes(part.records or b"")
+    records = part.records or b""
+    assert isinstance(records, (bytes, bytearray, memoryview)), records  # decoded: a view of the frame
+    return bytes(records)
 
 
 @pytest.mark.timeout(120)
@@ -176,7 +182,7 @@ def test_failed_tls_handshakes_free_their_connection_slots(tmp_path: Path, mater
     its place in max.connections.per.ip, or a few of them would lock the address out."""
     import socket
 
-    from tests.broker.security.conftest import start_secure
+    from tests.support.secure_broker import start_secure
 
     own = start_secure(tmp_path / "data", material, **{"max.connections.per.ip": "3"})
     try:

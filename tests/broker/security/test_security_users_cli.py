@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from tests.broker.security.conftest import ADMIN_PASSWORD, ALICE_PLAIN_PASSWORD, SecureBroker
+from tests.support.secure_broker import ADMIN_PASSWORD, ALICE_PLAIN_PASSWORD, SecureBroker
 
 pytestmark = pytest.mark.timeout(120)
 

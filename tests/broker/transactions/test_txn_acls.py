@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 from confluent_kafka import KafkaException, Producer
-from confluent_kafka.admin import (
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
     AclBinding,
     AclOperation,
     AclPermissionType,

@@ -27,6 +27,7 @@ from tests.broker.transactions.txn_support import (
     wait_until,
 )
 from tests.support.broker import BrokerProcess
+from tests.support.optional import present
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -139,7 +140,7 @@ def test_consume_transform_produce_with_group_offsets(txn_broker: BrokerProcess)
         rounds += 1
         producer.begin_transaction()
         for m in batch:
-            producer.produce(sink, key=m.key(), value=b"x" + m.value(), partition=m.partition())
+            producer.produce(sink, key=m.key(), value=b"x" + present(m.value()), partition=present(m.partition()))
         producer.send_offsets_to_transaction(c.position(c.assignment()), c.consumer_group_metadata(), 20)
         if rounds % 3 == 0:  # every third round fails: its output and offsets must both vanish
             producer.abort_transaction(20)
@@ -148,7 +149,7 @@ def test_consume_transform_produce_with_group_offsets(txn_broker: BrokerProcess)
             c = consumer()
             continue
         producer.commit_transaction(20)
-        done.update(m.value().decode() for m in batch)
+        done.update(present(m.value()).decode() for m in batch)
     c.close()
     assert aborted_rounds >= 1
     assert sum(done.values()) == total and set(done.values()) == {1}

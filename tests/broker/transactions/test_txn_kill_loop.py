@@ -177,14 +177,14 @@ def test_ten_kills_mid_transaction_leave_whole_transactions(tmp_path: Path, topi
         visible = 0
         for kill in range(KILLS):
             floor = len(stream.committed)
-            wait_until(lambda floor=floor: len(stream.committed) >= floor + 3, 60,  # type: ignore[union-attr]
+            wait_until(lambda floor=floor: len(stream.committed) >= floor + 3, 60,
                        f"the producer to commit again after restart {kill} (seed {seed})")
             time.sleep(rng.uniform(0.0, 0.8))
             broker.kill()
             time.sleep(rng.uniform(0.0, 0.3))
             broker.start()
             floor = len(stream.committed)
-            wait_until(lambda floor=floor: len(stream.committed) > floor, 60,  # type: ignore[union-attr]
+            wait_until(lambda floor=floor: len(stream.committed) > floor, 60,
                        f"the producer to recover after restart {kill} (seed {seed})")
             stream.pause()
             visible = _check(broker, topic_name, stream, seed)

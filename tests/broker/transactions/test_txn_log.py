@@ -80,8 +80,8 @@ def test_lso_read_committed_and_aborted_list(logs: LogManager) -> None:
     plog = logs.get_log("t", 0)
     assert plog is not None
     producers = ProducerStateManager(logs)
-    producers.append_transactional(plog, _txn_batch(1, 0, 0, [b"a0", b"a1"]), T0, "tx-a")  # offsets 0-1
-    producers.append_transactional(plog, _txn_batch(2, 0, 0, [b"b0"]), T0, "tx-b")  # offset 2
+    producers.append(plog, _txn_batch(1, 0, 0, [b"a0", b"a1"]), T0, "tx-a")  # offsets 0-1
+    producers.append(plog, _txn_batch(2, 0, 0, [b"b0"]), T0, "tx-b")  # offset 2
     assert plog.last_stable_offset == 0
     region, lso, aborted = plog.read_committed(0, 1 << 20)
     assert (region, lso, aborted) == (None, 0, [])
@@ -107,9 +107,9 @@ def test_fetch_far_from_the_head_finds_the_aborted_transaction(logs: LogManager)
     plog = logs.get_log("t", 0)
     assert plog is not None
     producers = ProducerStateManager(logs)
-    producers.append_transactional(plog, _txn_batch(1, 0, 0, [b"x" * 50] * 3), T0, "tx")
+    producers.append(plog, _txn_batch(1, 0, 0, [b"x" * 50] * 3), T0, "tx")
     for seq in range(3, 60, 3):  # the open transaction spans many segments
-        producers.append_transactional(plog, _txn_batch(1, 0, seq, [b"y" * 50] * 3), T0, "tx")
+        producers.append(plog, _txn_batch(1, 0, seq, [b"y" * 50] * 3), T0, "tx")
     marker = producers.append_marker(plog, 1, 0, 0, commit=False, now_ms=T0)
     for _ in range(200):
         plog.append(build_batch([Record(0, T0, None, b"z" * 60)]), now_ms=T0)
@@ -134,11 +134,11 @@ def test_cleaner_drops_aborted_data_and_then_its_markers(logs: LogManager) -> No
     plog = _cleanable(logs)
     producers = ProducerStateManager(logs)
     keys = [b"k1", b"k2"]
-    producers.append_transactional(plog, _txn_batch(1, 0, 0, [b"committed-1", b"committed-2"], keys=keys),
+    producers.append(plog, _txn_batch(1, 0, 0, [b"committed-1", b"committed-2"], keys=keys),
                                    T0, "tx")
     producers.append_marker(plog, 1, 0, 0, commit=True, now_ms=T0)
     # A later aborted write of the same keys must not shadow the committed values.
-    producers.append_transactional(plog, _txn_batch(1, 0, 2, [b"aborted-1", b"aborted-2"], keys=keys), T0, "tx")
+    producers.append(plog, _txn_batch(1, 0, 2, [b"aborted-1", b"aborted-2"], keys=keys), T0, "tx")
     producers.append_marker(plog, 1, 0, 0, commit=False, now_ms=T0)
     for i in range(12):  # plain records of other keys fill segments past the markers
         plog.append(build_batch([Record(0, T0, f"other-{i}".encode(), b"o" * 40)]), now_ms=T0)
@@ -171,7 +171,7 @@ def test_cleaner_stops_before_an_open_transaction(logs: LogManager) -> None:
     plog = _cleanable(logs)
     producers = ProducerStateManager(logs)
     plog.append(build_batch([Record(0, T0, b"k", b"old")]), now_ms=T0)
-    producers.append_transactional(plog, _txn_batch(1, 0, 0, [b"open-new"], key=b"k"), T0, "tx")
+    producers.append(plog, _txn_batch(1, 0, 0, [b"open-new"], key=b"k"), T0, "tx")
     for i in range(12):
         plog.append(build_batch([Record(0, T0, f"o{i}".encode(), b"o" * 40)]), now_ms=T0)
         plog.append(build_batch([Record(0, T0, b"k", f"later-{i}".encode())]), now_ms=T0)

@@ -240,7 +240,9 @@ def test_describe_and_list_transactions(shared_broker: BrokerProcess, topic_name
     assert describe_transaction(bootstrap, "never-seen").error_code == TRANSACTIONAL_ID_NOT_FOUND
 
     def listed(**filters: Any) -> ListTransactionsResponse:
-        return call(bootstrap, ListTransactionsRequest(**filters), ListTransactionsResponse, 1)
+        response = call(bootstrap, ListTransactionsRequest(**filters), ListTransactionsResponse, 1)
+        assert isinstance(response, ListTransactionsResponse)
+        return response
 
     everything = {s.transactional_id: s.transaction_state for s in listed().transaction_states}
     assert everything[open_id] == "Ongoing" and everything[idle_id] == "Empty"

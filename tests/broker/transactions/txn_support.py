@@ -17,6 +17,7 @@ from seaway.protocol.messages.list_offsets_request import (
 from seaway.protocol.messages.list_offsets_response import ListOffsetsResponse
 
 from tests.broker.admin.rawclient import call
+from tests.support.optional import present
 
 READ_COMMITTED = "read_committed"
 READ_UNCOMMITTED = "read_uncommitted"
@@ -42,11 +43,12 @@ def read_values(bootstrap: str, topic: str, partitions: int, isolation: str, tim
                 err = msg.error()
                 if err is not None:
                     if err.code() == KafkaError._PARTITION_EOF:
-                        ended.add(msg.partition())
+                        ended.add(present(msg.partition()))
                         continue
                     raise KafkaException(err)
-                ended.discard(msg.partition())
-                out.append((msg.partition(), msg.offset(), msg.value().decode()))
+                partition = present(msg.partition())
+                ended.discard(partition)
+                out.append((partition, present(msg.offset()), present(msg.value()).decode()))
     finally:
         consumer.close()
     return sorted(out)

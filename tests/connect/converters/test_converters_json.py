@@ -244,8 +244,9 @@ def test_any_whitespace_layout_reads_through_the_schema_cache() -> None:
     """Python's json.dumps default (', ' and ': ') and pretty-printing hit the cache like Kafka's compact form."""
     c = converter()
     schema_json = c.as_json_schema(STRUCT_SCHEMA)
+    dumps_options: list[dict[str, Any]] = [{}, {"separators": (",", ":")}, {"indent": 2}, {"indent": "\t"}]
     layouts = [json.dumps({"schema": schema_json, "payload": {"id": i, "name": None, "active": True}}, **kw).encode()
-               for i, kw in enumerate([{}, {"separators": (",", ":")}, {"indent": 2}, {"indent": "\t"}])]
+               for i, kw in enumerate(dumps_options)]
     layouts.append(b' \n{ "schema" :' + json.dumps(schema_json).encode()
                    + b'\r\n, "payload"\t: {"id": 9, "active": true} }\n ')
     results = [c.to_connect_data("t", data) for data in layouts for _ in range(2)]
@@ -293,7 +294,8 @@ def test_struct_field_errors_name_the_field() -> None:
     assert value == Struct(schema).put("id", 1).put("inner", Struct(inner).put("x", 2)).put("ratio", 3.0) \
         .put("on", False)
     assert isinstance(value.get("ratio"), float)  # an integral JSON number still becomes a FLOAT64
-    cases = [({"id": "1"}, r"Invalid JSON STRING for INT64 field \(field 'id'\)"),
+    cases: list[tuple[dict[str, Any], str]] = [
+             ({"id": "1"}, r"Invalid JSON STRING for INT64 field \(field 'id'\)"),
              ({"id": True}, r"Invalid JSON BOOLEAN for INT64 field \(field 'id'\)"),
              ({"id": 1 << 63}, r"out of range for INT64 \(field 'id'\)"),
              ({"inner": {"x": 40000}}, r"out of range for INT16 \(field 'inner\.x'\)"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import time
 import uuid
@@ -115,10 +116,10 @@ def _writes_on_a_follower_match_writes_on_the_leader(cluster: list[WorkerProcess
         out = []
         for method, path, body in calls:
             if method == "WAIT":
-                wait_for(lambda n=path: _tasks_running(leader, n), 30, what=f"{path} tasks RUNNING")
+                wait_for(functools.partial(_tasks_running, leader, path), 30, what=f"{path} tasks RUNNING")
                 continue
             if method == "STOPPED":
-                wait_for(lambda n=path: _stopped(leader, n), 30, what=f"{path} STOPPED without tasks")
+                wait_for(functools.partial(_stopped, leader, path), 30, what=f"{path} STOPPED without tasks")
                 continue
             response = via.request(method, path, json=body) if body is not None else via.request(method, path)
             out.append(_normalize(response, name))

@@ -30,7 +30,7 @@ def topic(shared_broker: BrokerProcess) -> Iterator[str]:
     yield name
 
 
-def _raw_records(bootstrap: str, topic: str, partitions: int = 1) -> list[tuple[bytes, Any]]:
+def _raw_records(bootstrap: str, topic: str, partitions: int = 1) -> list[tuple[bytes | None, Any]]:
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "reader", "enable.auto.commit": False})
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
     out, empty = [], 0
@@ -114,8 +114,8 @@ def test_offsets_and_statuses_round_trip_through_their_topics(shared_broker: Bro
     key = b'["src",{"filename":"/in.txt"}]'
     offsets.set({key: b'{"position":42}'})
     statuses.generation = 7
-    statuses.put("src", ConnectorState(State.RUNNING, "w1:8083"))
-    statuses.put_task(ConnectorTaskId("src", 0), TaskState(0, State.FAILED, "w1:8083", "boom"))
+    statuses.put("src", ConnectorState(State.RUNNING, "w1:8083", None, "4.3.1"))  # with the plugin version
+    statuses.put_task(ConnectorTaskId("src", 0), TaskState(0, State.FAILED, "w1:8083", "boom", "4.3.1"))
     statuses.put_task(ConnectorTaskId("src", 1), TaskState(1, State.RUNNING, "w1:8083"))
     statuses.put_task(ConnectorTaskId("src", 1), TaskState(1, State.DESTROYED, "w1:8083"))
     statuses.log.flush()
@@ -128,14 +128,14 @@ def test_offsets_and_statuses_round_trip_through_their_topics(shared_broker: Bro
     try:
         assert again.get([key]) == {key: b'{"position":42}'}
         assert again.connector_partitions("src") == [({"filename": "/in.txt"}, {"position": 42})]
-        assert reread.get("src") == ConnectorState(State.RUNNING, "w1:8083")
-        assert reread.get_all("src") == [TaskState(0, State.FAILED, "w1:8083", "boom")]
+        assert reread.get("src") == ConnectorState(State.RUNNING, "w1:8083", None, "4.3.1")
+        assert reread.get_all("src") == [TaskState(0, State.FAILED, "w1:8083", "boom", "4.3.1")]
     finally:
         again.stop()
         reread.stop()
     records = dict(_raw_records(shared_broker.bootstrap, status_topic, 2))
     assert records[b"status-connector-src"] == {"state": "RUNNING", "trace": None, "worker_id": "w1:8083",
-                                                "generation": 7}
+                                                "generation": 7, "version": "4.3.1"}  # Kafka 4.1+'s fields
     assert records[b"status-task-src-1"] is None  # DESTROYED is a tombstone
 
 

@@ -32,6 +32,8 @@ from seaway.connect.runtime.herder import (
 )
 
 SOURCE = "org.example.FakeSourceConnector"
+PLUGIN_VERSION = "2.1"
+"""What statuses carry as the running plugin's version (Kafka 4.1+)."""
 SINK = "org.example.FakeSinkConnector"
 PLUGINS = [
     PluginDesc("org.example.transforms.Mask", "transformation", "1.0"),
@@ -185,8 +187,9 @@ class MemoryHerder(Herder):
             raise NotFoundError(f"No status found for connector {name}")
         state = self._state(name)
         trace = "Traceback: boom" if state is State.FAILED else None
-        tasks = [TaskState(t.task, state, WORKER, trace) for t in reversed(self._tasks(name))]
-        return ConnectorStateInfo(name, ConnectorState(state, WORKER, trace), tasks, self._type(self.configs[name]))
+        tasks = [TaskState(t.task, state, WORKER, trace, PLUGIN_VERSION) for t in reversed(self._tasks(name))]
+        return ConnectorStateInfo(name, ConnectorState(state, WORKER, trace, PLUGIN_VERSION), tasks,
+                                  self._type(self.configs[name]))
 
     async def task_status(self, name: str, task: int) -> TaskState:
         status = await self.connector_status(name) if name in self.configs else None
@@ -221,10 +224,10 @@ class MemoryHerder(Herder):
         def planned(state: State) -> State:
             return State.RESTARTING if not only_failed or state is State.FAILED else state
 
-        tasks = [TaskState(t.id, planned(t.state) if include_tasks else t.state, t.worker_id, t.trace)
+        tasks = [TaskState(t.id, planned(t.state) if include_tasks else t.state, t.worker_id, t.trace, t.version)
                  for t in status.tasks]
         connector = ConnectorState(State.RESTARTING if not only_failed or failed else status.connector.state,
-                                   WORKER)
+                                   WORKER, None, PLUGIN_VERSION)
         return ConnectorStateInfo(name, connector, tasks, status.type)
 
     async def restart_task(self, name: str, task: int) -> None:

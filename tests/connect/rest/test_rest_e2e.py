@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from seaway.connect.rest import create_app
 from seaway.connect.testing import EmbeddedConnect
 

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+from tests.support.optional import present
 
 SCHEMA = {"type": "struct", "name": "Event", "version": 1, "optional": False, "fields": [
     {"field": "id", "type": "int64", "optional": False},
@@ -73,7 +75,8 @@ def topic_records(bootstrap: str, topic: str, partitions: int) -> dict[tuple[int
         while len(out) < sum(ends.values()) and time.monotonic() < deadline:
             for msg in consumer.consume(10000, 0.5):
                 if msg.error() is None:
-                    out[(msg.partition(), msg.offset())] = json.loads(msg.value())["payload"]
+                    at = (present(msg.partition()), present(msg.offset()))
+                    out[at] = json.loads(present(msg.value()))["payload"]
     finally:
         consumer.close()
     return out

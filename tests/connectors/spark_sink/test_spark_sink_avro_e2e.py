@@ -37,6 +37,7 @@ from seaway.schema_registry.settings import RegistrySettings
 from tests.connectors.spark_sink import lake_check
 from tests.schema_registry.registry_support import ServedApp, free_port
 from tests.support.broker import BrokerProcess
+from tests.support.optional import present
 
 #: records landed: the issue's proof, 1,000,000 (~4.5 min for the whole test on the 2-core development
 #: machine); the same env var as the JSON test sets another count for a quick local run
@@ -44,7 +45,7 @@ E2E_RECORDS = int(os.environ.get("SEAWAY_SPARK_SINK_E2E_RECORDS", "1000000"))
 PARTITIONS = 6
 TOPIC = "trades"
 
-TRADE = {
+TRADE: dict[str, Any] = {
     "type": "record", "name": "Trade", "namespace": "lake.avro",
     "fields": [
         {"name": "id", "type": "long"},
@@ -123,8 +124,9 @@ def topic_partition(bootstrap: str, registry: str, partition: int,
                 assert time.monotonic() < deadline, f"partition {partition}: topic read stopped at {next_offset}"
                 for msg in consumer.consume(5000, 0.5):
                     assert msg.error() is None, msg.error()
-                    next_offset = msg.offset() + 1
-                    yield msg.offset(), msg.key().decode(), deserialize(msg.value())
+                    offset = present(msg.offset())
+                    next_offset = offset + 1
+                    yield offset, present(msg.key()).decode(), deserialize(msg.value())
     finally:
         consumer.close()
 

@@ -120,5 +120,7 @@ def test_the_guides_example_lands_plain_json_and_the_idle_jvm_stops(
 
     assert httpx.delete(f"{url}/connectors/orders-lake", timeout=30).status_code == 204
     _wait(lambda: not _java_children(proc.pid), 90, "the idle Spark JVM to stop")
+    # the line is written once the JVM is gone (after py4j's gateway shut down), so wait for it too
+    _wait(lambda: "Stopped the idle SparkSession and its JVM" in log_path.read_text(), 30,
+          "the idle-stop log line")
     assert proc.poll() is None and httpx.get(url + "/health", timeout=10).status_code == 200
-    assert "Stopped the idle SparkSession and its JVM" in log_path.read_text()

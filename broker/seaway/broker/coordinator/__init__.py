@@ -13,13 +13,14 @@ See README.md in this folder for the design; the modules are:
 
 from __future__ import annotations
 
+import dataclasses
+
 from seaway.broker.context import BrokerContext
 from seaway.broker.coordinator.coordinator import CoordinatorSettings, GroupCoordinator, JoinRequest
 from seaway.broker.coordinator.group import GroupState, JoinResult, SyncResult
 from seaway.protocol.errors import CoordinatorNotAvailableError
 
 __all__ = [
-    "COMPONENT",
     "CoordinatorSettings",
     "GroupCoordinator",
     "GroupState",
@@ -30,20 +31,17 @@ __all__ = [
     "install",
 ]
 
-COMPONENT = "group_coordinator"
-
-
 def install(context: BrokerContext) -> GroupCoordinator:
-    """Create the coordinator, register it in ``context.components`` and start loading."""
+    """Create the coordinator, set ``context.components.group_coordinator`` and start loading."""
     coordinator = GroupCoordinator(context, CoordinatorSettings.from_config(context.config))
-    context.components[COMPONENT] = coordinator
+    context.components = dataclasses.replace(context.components, group_coordinator=coordinator)
     coordinator.start()
     return coordinator
 
 
 def coordinator_of(context: BrokerContext) -> GroupCoordinator:
     """The installed coordinator; COORDINATOR_NOT_AVAILABLE if the broker runs without one."""
-    coordinator = context.components.get(COMPONENT)
-    if not isinstance(coordinator, GroupCoordinator):
+    coordinator = context.components.group_coordinator
+    if coordinator is None:
         raise CoordinatorNotAvailableError("this broker runs without a group coordinator")
     return coordinator

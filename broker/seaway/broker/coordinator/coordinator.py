@@ -21,10 +21,12 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from seaway.broker.context import BrokerContext, now_ms
+from seaway.broker.coordinator.consumer_coordinator import ConsumerGroupCoordinator, ConsumerGroupSettings
+from seaway.broker.coordinator.consumer_group import ConsumerGroup
 from seaway.broker.coordinator.group import (
     CommittedOffset,
     Group,
@@ -78,6 +80,8 @@ class CoordinatorSettings:
     group_min_session_timeout_ms: int = 6000
     group_max_session_timeout_ms: int = 1_800_000
     group_max_size: int = _INT_MAX
+    consumer: ConsumerGroupSettings = field(default_factory=ConsumerGroupSettings)
+    """The ``group.consumer.*`` configs of KIP-848 consumer groups."""
 
     @classmethod
     def from_config(cls, config: Any) -> CoordinatorSettings:
@@ -99,6 +103,7 @@ class CoordinatorSettings:
             group_max_session_timeout_ms=getattr(config, "group_max_session_timeout_ms",
                                                  d.group_max_session_timeout_ms),
             group_max_size=getattr(config, "group_max_size", d.group_max_size),
+            consumer=ConsumerGroupSettings.from_config(config),
         )
 
 
@@ -127,7 +132,9 @@ class GroupCoordinator:
         self.settings = settings
         self.store = OffsetsStore(broker, settings.offsets_topic_num_partitions,
                                   settings.offsets_topic_segment_bytes)
-        self.groups: dict[str, Group] = {}
+        self.groups: dict[str, Group | ConsumerGroup] = {}
+        """Every group id, of either type: classic (JoinGroup) or consumer (KIP-848)."""
+        self.consumer = ConsumerGroupCoordinator(self, settings.consumer)
         self.topic_ready = False
         self.loaded = False
         self._tasks: list[asyncio.Task[None]] = []
@@ -170,11 +177,16 @@ class GroupCoordinator:
     def _install_loaded(self, state: LoadedState) -> None:
         now = now_ms()
         pending_groups = {g for groups in state.pending.values() for g in groups}
-        for group_id in state.groups.keys() | state.offsets.keys() | pending_groups:
-            group = Group(group_id, now)
-            value = state.groups.get(group_id)
-            if value is not None:
-                self._restore_group(group, value)
+        consumer_groups = {g for g, records in state.consumer.items() if records}
+        for group_id in state.groups.keys() | state.offsets.keys() | pending_groups | consumer_groups:
+            group: Group | ConsumerGroup
+            if group_id in consumer_groups:
+                group = self._restore_consumer_group(group_id, state, now)
+            else:
+                group = Group(group_id, now)
+                value = state.groups.get(group_id)
+                if value is not None:
+                    self._restore_group(group, value)
             for tp, (v, at) in state.offsets.get(group_id, {}).items():
                 group.offsets[tp] = CommittedOffset(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp,
                                                     v.expire_timestamp, at)
@@ -186,6 +198,17 @@ class GroupCoordinator:
                         tp: CommittedOffset(v.offset, v.leader_epoch, v.metadata, v.commit_timestamp,
                                             v.expire_timestamp, at)
                         for tp, (v, at) in offsets.items()}
+
+    def _restore_consumer_group(self, group_id: str, state: LoadedState, now: int) -> ConsumerGroup:
+        """A consumer group from its latest records; members get a full session from now."""
+        group = ConsumerGroup(group_id, now)
+        for record in sorted(state.consumer[group_id].values(), key=lambda r: r.type):
+            group.apply(record)
+        if group_id in state.groups:
+            log.warning("group %s has classic and consumer group records; loading it as a consumer group",
+                        group_id)
+        self.consumer.start_timers(group)
+        return group
 
     def _restore_group(self, group: Group, value: GroupMetadataValue) -> None:
         group.protocol_type = value.protocol_type or None
@@ -249,7 +272,14 @@ class GroupCoordinator:
             raise InvalidSessionTimeoutError(
                 f"session timeout {req.session_timeout_ms} ms is outside "
                 f"[{s.group_min_session_timeout_ms}, {s.group_max_session_timeout_ms}]")
-        group = self.groups.get(req.group_id)
+        found = self.groups.get(req.group_id)
+        if isinstance(found, ConsumerGroup):
+            if not found.is_empty():
+                # Kafka would migrate the group to classic members; one type per group id here.
+                raise InconsistentGroupProtocolError(
+                    f"group {req.group_id} is a consumer group (group.protocol=consumer) with members")
+            found = self.consumer.to_classic(found)
+        group = found
         created = group is None
         if group is None:
             if req.member_id:
@@ -537,9 +567,7 @@ class GroupCoordinator:
                          assignments: dict[str, bytes]) -> SyncResult:
         self.check_ready()
         self._check_group_id(group_id)
-        group = self.groups.get(group_id)
-        if group is None:
-            raise UnknownMemberIdError(f"group {group_id} does not exist")
+        group = self._classic_group(group_id, member_id)
         if group.is_(GroupState.DEAD):
             raise CoordinatorNotAvailableError(f"group {group_id} is being removed")
         member = self._validate_member(group, member_id, instance_id)
@@ -578,14 +606,22 @@ class GroupCoordinator:
         if not group.pending_sync:
             group.cancel_sync_timer()
 
+    def _classic_group(self, group_id: str, member_id: str) -> Group:
+        """The classic group; UNKNOWN_MEMBER_ID when there is none (or it is a consumer group,
+        whose members do not use the classic protocol)."""
+        group = self.groups.get(group_id)
+        if group is None:
+            raise UnknownMemberIdError(f"group {group_id} does not exist")
+        if isinstance(group, ConsumerGroup):
+            raise UnknownMemberIdError(f"Member {member_id} does not use the classic protocol.")
+        return group
+
     # ================================================================== Heartbeat, LeaveGroup
     def heartbeat(self, group_id: str, generation_id: int, member_id: str, instance_id: str | None) -> None:
         """Returns normally for NONE; raises the error Kafka would answer with."""
         self.check_ready()
         self._check_group_id(group_id)
-        group = self.groups.get(group_id)
-        if group is None:
-            raise UnknownMemberIdError(f"group {group_id} does not exist")
+        group = self._classic_group(group_id, member_id)
         if group.is_(GroupState.DEAD):
             raise CoordinatorNotAvailableError(f"group {group_id} is being removed")
         member = self._validate_member(group, member_id, instance_id)
@@ -602,7 +638,7 @@ class GroupCoordinator:
         self.check_ready()
         self._check_group_id(group_id)
         group = self.groups.get(group_id)
-        if group is None:
+        if group is None or isinstance(group, ConsumerGroup):
             return [UnknownMemberIdError.code] * len(leaving)
         if group.is_(GroupState.DEAD):
             raise CoordinatorNotAvailableError(f"group {group_id} is being removed")

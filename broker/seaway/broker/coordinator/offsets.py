@@ -5,12 +5,22 @@ consumers with generation -1 may commit to an empty group; members must match th
 generation; CompletingRebalance answers REBALANCE_IN_PROGRESS), written to the group's
 ``__consumer_offsets`` partition as one batch, and only then applied in memory.
 
+KIP-848 consumer groups (``group.protocol=consumer``) are checked as Kafka's
+``ConsumerGroup.validateOffsetCommit``: a commit with member epoch -1 is accepted while the
+group has no members; otherwise the member must exist (UNKNOWN_MEMBER_ID), commit with
+OffsetCommit v9+ (UNSUPPORTED_VERSION) and with its current member epoch
+(STALE_MEMBER_EPOCH). OffsetFetch v9 names the member and epoch and is checked the same way.
+A commit to a group that does not exist with a generation/epoch >= 0 is ILLEGAL_GENERATION
+before v9 and GROUP_ID_NOT_FOUND from v9 on.
+
 Expiry (``offsets.retention.minutes``, checked every ``offsets.retention.check.interval.ms``)
-follows KIP-211: offsets of an *empty* group expire once the group has been empty for the
-retention time; offsets of a group that never used group management (no protocol type)
-expire by their commit time. Stable consumer groups keep their offsets (Kafka would expire
-offsets of topics nobody subscribes to any more; we do not). An empty group left with no
-offsets becomes Dead and is removed, with a tombstone for its metadata.
+follows KIP-211: offsets of an *empty* classic group expire once the group has been empty
+for the retention time; offsets of a group that never used group management (no protocol
+type) expire by their commit time. Stable classic groups keep their offsets (Kafka would
+expire offsets of topics nobody subscribes to any more; we do not). A consumer group's
+offsets of topics no member subscribes to expire by their commit time, as Kafka does. An
+empty group left with no offsets becomes Dead and is removed, with tombstones for its
+metadata.
 """
 
 from __future__ import annotations
@@ -20,6 +30,7 @@ import logging
 from collections.abc import Iterable
 
 from seaway.broker.context import now_ms
+from seaway.broker.coordinator.consumer_group import ConsumerGroup
 from seaway.broker.coordinator.coordinator import GroupCoordinator
 from seaway.broker.coordinator.group import CommittedOffset, Group, GroupState
 from seaway.broker.coordinator.offsets_topic import (
@@ -41,9 +52,11 @@ from seaway.protocol.errors import (
     OffsetMetadataTooLargeError,
     RebalanceInProgressError,
     RecordListTooLargeError,
+    StaleMemberEpochError,
     UnknownMemberIdError,
     UnknownServerError,
     UnknownTopicOrPartitionError,
+    UnsupportedVersionError,
 )
 from seaway.protocol.messages.consumer_protocol_subscription import ConsumerProtocolSubscription
 from seaway.protocol.primitives import Reader
@@ -85,16 +98,41 @@ def _validate_commit(coord: GroupCoordinator, group: Group, generation_id: int, 
     coord._schedule_heartbeat(group, member)
 
 
+def validate_consumer_commit(group: ConsumerGroup, member_epoch: int, member_id: str, version: int,
+                             transactional: bool = False) -> None:
+    """Kafka's ``ConsumerGroup.validateOffsetCommit``; raises the error to answer with."""
+    if member_epoch < 0 and group.is_empty():
+        return  # the admin client, or a consumer without group management
+    member = group.members.get(member_id)
+    if member is None:
+        raise UnknownMemberIdError(f"Member {member_id!r} is not a member of group {group.group_id}.")
+    if not transactional and version < 9:
+        raise UnsupportedVersionError("OffsetCommit version 9 or above must be used by members using the "
+                                      "modern group protocol")
+    if member_epoch != member.member_epoch:
+        raise StaleMemberEpochError(f"The received member epoch {member_epoch} does not match the expected "
+                                    f"member epoch {member.member_epoch}.")
+
+
 def commit_offsets(coord: GroupCoordinator, group_id: str, generation_id: int, member_id: str,
-                   instance_id: str | None, offsets: list[OffsetToCommit]) -> dict[TopicPartition, int]:
-    """Store ``offsets``; one error code per partition. Group-level failures raise."""
+                   instance_id: str | None, offsets: list[OffsetToCommit],
+                   version: int = 9) -> dict[TopicPartition, int]:
+    """Store ``offsets``; one error code per partition. Group-level failures raise.
+
+    ``version`` is the OffsetCommit version (it decides a few errors, see the module docstring).
+    """
     coord.check_ready()
     group = coord.groups.get(group_id)
     if group is None:
         if generation_id >= 0:
+            if version >= 9:
+                raise GroupIdNotFoundError(f"group {group_id} does not exist")
             raise IllegalGenerationError(f"group {group_id} does not exist (generation {generation_id})")
         group = Group(group_id, now_ms())
-    _validate_commit(coord, group, generation_id, member_id, instance_id)
+    if isinstance(group, ConsumerGroup):
+        validate_consumer_commit(group, generation_id, member_id, version)
+    else:
+        _validate_commit(coord, group, generation_id, member_id, instance_id)
     logs = coord.broker.logs
     limit = coord.settings.offset_metadata_max_bytes
     errors: dict[TopicPartition, int] = {}
@@ -139,11 +177,23 @@ def _storage_error(exc: Exception) -> int:
     return UnknownServerError.code
 
 
-def fetch_offsets(coord: GroupCoordinator, group_id: str, partitions: list[TopicPartition] | None
+def fetch_offsets(coord: GroupCoordinator, group_id: str, partitions: list[TopicPartition] | None,
+                  member_id: str | None = None, member_epoch: int = -1
                   ) -> list[tuple[TopicPartition, CommittedOffset | None]]:
-    """The committed offset of each partition (None: nothing committed); all when ``partitions`` is None."""
+    """The committed offset of each partition (None: nothing committed); all when ``partitions`` is None.
+
+    A consumer group's member that names itself (OffsetFetch v9) must be a member at that
+    epoch (UNKNOWN_MEMBER_ID / STALE_MEMBER_EPOCH), as Kafka's ``validateOffsetFetch``.
+    """
     coord.check_ready()
     group = coord.groups.get(group_id)
+    if isinstance(group, ConsumerGroup) and (member_id is not None or member_epoch >= 0):
+        member = group.members.get(member_id or "")
+        if member is None:
+            raise UnknownMemberIdError(f"Member {member_id} is not a member of group {group_id}.")
+        if member_epoch != member.member_epoch:
+            raise StaleMemberEpochError(f"The received member epoch {member_epoch} does not match the expected "
+                                        f"member epoch {member.member_epoch}.")
     stored = group.offsets if group is not None else {}
     if partitions is None:
         return sorted(stored.items())
@@ -181,10 +231,17 @@ def delete_offsets(coord: GroupCoordinator, group_id: str, partitions: list[Topi
     """OffsetDelete: per-partition errors; group-level errors raise."""
     coord.check_ready()
     group = coord.groups.get(group_id)
-    if group is None or group.is_(GroupState.DEAD):
+    if group is None or (group.dead if isinstance(group, ConsumerGroup) else group.is_(GroupState.DEAD)):
         raise GroupIdNotFoundError(f"group {group_id} does not exist")
     errors: dict[TopicPartition, int] = {}
-    if group.is_(GroupState.EMPTY):
+    if isinstance(group, ConsumerGroup):
+        deletable = []
+        for tp in partitions:
+            if group.is_subscribed_to(tp[0]):
+                errors[tp] = GroupSubscribedToTopicError.code
+            else:
+                deletable.append(tp)
+    elif group.is_(GroupState.EMPTY):
         deletable = list(partitions)
     elif group.protocol_type == "consumer":
         topics = subscribed_topics(group)
@@ -202,43 +259,52 @@ def delete_offsets(coord: GroupCoordinator, group_id: str, partitions: list[Topi
     return errors
 
 
-def cleanup_group(coord: GroupCoordinator, group: Group, removed: Iterable[TopicPartition]) -> None:
+def cleanup_group(coord: GroupCoordinator, group: Group | ConsumerGroup, removed: Iterable[TopicPartition]) -> None:
     """Tombstone ``removed`` offsets; an empty group left without offsets dies (Kafka's cleanupGroupMetadata)."""
     gid = group.group_id
     entries: list[tuple[bytes, bytes | None]] = [(encode_offset_commit_key(gid, t, p), None) for t, p in removed]
-    dead = (group.is_(GroupState.EMPTY) and not group.pending_txn_offsets
-            and not (group.offsets.keys() - {tp for tp in removed}))
-    if dead:
-        entries.append((encode_group_metadata_key(gid), None))
+    empty = group.is_empty() if isinstance(group, ConsumerGroup) else group.is_(GroupState.EMPTY)
+    dead = empty and not group.pending_txn_offsets and not (group.offsets.keys() - set(removed))
     try:
-        coord.store.write(gid, entries, now_ms())
+        if dead and isinstance(group, ConsumerGroup):
+            coord.consumer.delete(group, entries)
+        else:
+            if dead:
+                entries.append((encode_group_metadata_key(gid), None))
+            coord.store.write(gid, entries, now_ms())
     except (KafkaProtocolError, OSError) as exc:
         log.error("could not write tombstones for group %s: %s", gid, exc)
         return
     for tp in removed:
         group.offsets.pop(tp, None)
     if dead:
-        group.transition(GroupState.DEAD, now_ms())
-        group.cancel_all_timers()
-        if coord.groups.get(gid) is group:
-            del coord.groups[gid]
+        if isinstance(group, Group):
+            group.transition(GroupState.DEAD, now_ms())
+            group.cancel_all_timers()
+            if coord.groups.get(gid) is group:
+                del coord.groups[gid]
         log.info("group %s is empty with no offsets left: removed", gid)
 
 
-def _expired(group: Group, now: int, retention_ms: int) -> list[TopicPartition]:
+def _expired(group: Group | ConsumerGroup, now: int, retention_ms: int) -> list[TopicPartition]:
+    if isinstance(group, ConsumerGroup):
+        # Kafka's rule for consumer groups: offsets of topics no member subscribes to age
+        # from their commit; one with a pending transactional commit waits for it.
+        pending = {tp for offsets in group.pending_txn_offsets.values() for tp in offsets}
+        return [tp for tp, c in group.offsets.items()
+                if tp not in pending and not group.is_subscribed_to(tp[0]) and _aged(c, now, None, retention_ms)]
     if not group.is_(GroupState.EMPTY):
         return []
     # A group that used group management ages from when it became empty; a simple
     # consumer's offsets (no protocol type) age from their own commit time.
     base = group.state_timestamp if group.protocol_type is not None else None
-    out = []
-    for tp, c in group.offsets.items():
-        if c.expire_timestamp >= 0:
-            if now >= c.expire_timestamp:
-                out.append(tp)
-        elif now - (base if base is not None else c.commit_timestamp) >= retention_ms:
-            out.append(tp)
-    return out
+    return [tp for tp, c in group.offsets.items() if _aged(c, now, base, retention_ms)]
+
+
+def _aged(c: CommittedOffset, now: int, base: int | None, retention_ms: int) -> bool:
+    if c.expire_timestamp >= 0:
+        return now >= c.expire_timestamp
+    return now - (base if base is not None else c.commit_timestamp) >= retention_ms
 
 
 def expire_offsets(coord: GroupCoordinator, now: int | None = None) -> int:
@@ -247,8 +313,11 @@ def expire_offsets(coord: GroupCoordinator, now: int | None = None) -> int:
     removed = 0
     for group in list(coord.groups.values()):
         expired = _expired(group, when, coord.settings.offsets_retention_ms)
-        idle = (group.is_(GroupState.EMPTY) and not group.offsets and not group.pending_members
-                and not group.pending_txn_offsets)
+        if isinstance(group, ConsumerGroup):
+            idle = group.is_empty() and not group.offsets and not group.pending_txn_offsets
+        else:
+            idle = (group.is_(GroupState.EMPTY) and not group.offsets and not group.pending_members
+                    and not group.pending_txn_offsets)
         if expired or idle:
             cleanup_group(coord, group, expired)
             removed += len(expired)

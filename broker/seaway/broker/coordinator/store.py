@@ -7,6 +7,10 @@ the bytes are in the page cache, as every produce with acks=all does here. Later
 win, null values delete: exactly what compaction keeps, so replaying a compacted log gives
 the same state as replaying the full one.
 
+KIP-848 consumer groups are six record types of their own
+(:mod:`~seaway.broker.coordinator.consumer_records`); replay keeps the latest record of
+each key and the coordinator applies them to a ``ConsumerGroup`` at the end.
+
 Transactional offset commits (TxnOffsetCommit) are batches with the transactional bit and
 the producer's id: replay keeps them aside per producer until that producer's end marker
 in the same partition commits them (a commit written later than an offset's current one
@@ -21,6 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from seaway.broker.context import BrokerContext
+from seaway.broker.coordinator.consumer_records import ConsumerGroupRecord, decode_record, is_consumer_key
 from seaway.broker.coordinator.offsets_topic import (
     GroupMetadataValue,
     OffsetCommitValue,
@@ -54,6 +59,8 @@ class LoadedState:
     groups: dict[str, GroupMetadataValue] = field(default_factory=dict)
     pending: dict[int, dict[str, dict[tuple[str, int], Stored]]] = field(default_factory=dict)
     """Producer id -> group -> offsets of transactions still open at the end of the log."""
+    consumer: dict[str, dict[tuple[int, str | None], ConsumerGroupRecord]] = field(default_factory=dict)
+    """KIP-848 consumer groups: group -> (record type, member) -> its latest record."""
     records: int = 0
     skipped: int = 0
 
@@ -151,6 +158,17 @@ class OffsetsStore:
             state.skipped += 1
             return
         try:
+            if is_consumer_key(record.key):
+                if txn is not None:
+                    state.skipped += 1  # group records are never written transactionally
+                    return
+                consumer = decode_record(record.key, record.value)
+                latest = state.consumer.setdefault(consumer.group_id, {})
+                if consumer.value is None:
+                    latest.pop((consumer.type, consumer.member_id), None)
+                else:
+                    latest[(consumer.type, consumer.member_id)] = consumer
+                return
             kind, group, topic, partition = decode_key(record.key)
             if kind == "offset":
                 assert topic is not None

@@ -23,8 +23,10 @@ from __future__ import annotations
 import logging
 
 from seaway.broker.context import now_ms
+from seaway.broker.coordinator.consumer_group import ConsumerGroup
 from seaway.broker.coordinator.coordinator import GroupCoordinator
 from seaway.broker.coordinator.group import CommittedOffset, Group, GroupState
+from seaway.broker.coordinator.offsets import validate_consumer_commit
 from seaway.broker.coordinator.offsets_topic import (
     OffsetCommitValue,
     encode_offset_commit,
@@ -48,6 +50,7 @@ from seaway.protocol.errors import (
     OffsetMetadataTooLargeError,
     ProducerFencedError,
     RecordListTooLargeError,
+    StaleMemberEpochError,
     TransactionAbortableError,
     UnknownMemberIdError,
     UnknownServerError,
@@ -104,6 +107,14 @@ def _validate_member(group: Group, generation_id: int, member_id: str, instance_
         raise IllegalGenerationError(f"generation {generation_id} is not {group.generation_id}")
 
 
+def _validate_consumer_member(group: ConsumerGroup, member_epoch: int, member_id: str) -> None:
+    """A consumer group's check of a transactional commit: a stale member epoch is ILLEGAL_GENERATION."""
+    try:
+        validate_consumer_commit(group, member_epoch, member_id, 0, transactional=True)
+    except StaleMemberEpochError as exc:
+        raise IllegalGenerationError(str(exc)) from exc
+
+
 def txn_commit_offsets(coord: GroupCoordinator, txn_coordinator: TransactionCoordinator | None,
                        transactional_id: str, group_id: str,
                        producer_id: int, epoch: int, generation_id: int, member_id: str, instance_id: str | None,
@@ -124,9 +135,12 @@ def txn_commit_offsets(coord: GroupCoordinator, txn_coordinator: TransactionCoor
         group = coord.groups.get(group_id)
         if group is None:
             group = coord.groups[group_id] = Group(group_id, now_ms())
-        _validate_member(group, generation_id, member_id, instance_id)
+        if isinstance(group, ConsumerGroup):
+            _validate_consumer_member(group, generation_id, member_id)
+        else:
+            _validate_member(group, generation_id, member_id, instance_id)
     except KafkaProtocolError as exc:
-        return {tp: exc.code for tp in requested}
+        return dict.fromkeys(requested, exc.code)
     errors: dict[TopicPartition, int] = {}
     accepted: dict[TopicPartition, CommittedOffset] = {}
     now = now_ms()
@@ -149,7 +163,7 @@ def txn_commit_offsets(coord: GroupCoordinator, txn_coordinator: TransactionCoor
     ]
     batch = build_batch(records, producer_id=producer_id, producer_epoch=epoch, is_transactional=True)
     plog = coord.broker.logs.get_log(OFFSETS_TOPIC, partition)
-    appender = coord.broker.components.get("producer_state")
+    appender = coord.broker.components.producer_state
     try:
         if plog is None or appender is None:
             raise CoordinatorNotAvailableError(f"{OFFSETS_TOPIC}-{partition} is not available")

@@ -11,6 +11,8 @@ from seaway.broker.handlers import (  # noqa: F401  (imported to register)
     alter_configs,
     alter_user_scram_credentials,
     api_versions,
+    consumer_group_describe,
+    consumer_group_heartbeat,
     create_acls,
     create_partitions,
     create_topics,

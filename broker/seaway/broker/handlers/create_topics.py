@@ -207,8 +207,7 @@ def _create_all(broker: BrokerContext, request: CreateTopicsRequest, acl: _Acl) 
     reported: set[str] = set()
     if _requested_partitions(broker, request.topics) > MAX_PARTITIONS_PER_REQUEST:
         too_many = PolicyViolationError("Excessively large number of partitions per request.")
-        for name in counts:
-            results.append(_failed(name, too_many))
+        results.extend(_failed(name, too_many) for name in counts)
         return CreateTopicsResponse(topics=results)
     fds = FdBudget()
     for topic in request.topics:

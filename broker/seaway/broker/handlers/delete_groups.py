@@ -19,7 +19,7 @@ async def handle_delete_groups(ctx: RequestContext, request: DeleteGroupsRequest
     try:
         results = delete_groups(coordinator_of(ctx.broker), allowed)
     except KafkaProtocolError as exc:
-        results = {g: exc.code for g in allowed}
+        results = dict.fromkeys(allowed, exc.code)
     for group in request.groups_names:
         results.setdefault(group, GroupAuthorizationFailedError.code)
     return DeleteGroupsResponse(results=[DeletableGroupResult(group_id=g, error_code=results[g])

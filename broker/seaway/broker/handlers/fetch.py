@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 
 from seaway.broker.context import BrokerContext, Operation, RequestContext, ResourceType
-from seaway.broker.coordinator.txn import COMPONENT as TXN_COMPONENT
 from seaway.broker.handlers.registry import handles
 from seaway.protocol.errors import KafkaProtocolError, TopicAuthorizationFailedError, UnknownTopicOrPartitionError
 from seaway.protocol.messages.fetch_request import FetchRequest
@@ -132,7 +131,7 @@ async def handle_fetch(ctx: RequestContext, request: FetchRequest) -> FetchRespo
     denied = frozenset() if broker.authorizer is None else frozenset(
         t.topic for t in request.topics if not ctx.allowed(Operation.READ, ResourceType.TOPIC, t.topic))
     if request.isolation_level == READ_COMMITTED:
-        txn = broker.components.get(TXN_COMPONENT)
+        txn = broker.components.txn_coordinator
         if txn is not None and not txn.recovered and not await txn.wait_recovered(request.max_wait_ms / 1000.0):
             return _not_yet(broker, request)
     responses, total, errors = _read_all(broker, request, denied)
@@ -161,4 +160,6 @@ async def handle_fetch(ctx: RequestContext, request: FetchRequest) -> FetchRespo
             responses, total, errors = _read_all(broker, request, denied)
             if total >= request.min_bytes or errors:
                 break
+    if broker.metrics is not None:
+        broker.metrics.fetched(responses)
     return FetchResponse(throttle_time_ms=0, error_code=0, session_id=0, responses=responses)

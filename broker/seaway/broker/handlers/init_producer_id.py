@@ -19,7 +19,6 @@ import asyncio
 from seaway.broker.context import Operation, RequestContext, ResourceType
 from seaway.broker.coordinator.txn import transaction_coordinator_of
 from seaway.broker.handlers.registry import handles
-from seaway.broker.producer import IDS_COMPONENT, ProducerIdAllocator
 from seaway.broker.security.acl import CLUSTER_NAME
 from seaway.protocol.errors import (
     ClusterAuthorizationFailedError,
@@ -48,8 +47,8 @@ async def handle_init_producer_id(ctx: RequestContext, request: InitProducerIdRe
     if not (ctx.allowed(Operation.IDEMPOTENT_WRITE, ResourceType.CLUSTER, CLUSTER_NAME)
             or ctx.allowed_for_type(Operation.WRITE, ResourceType.TOPIC)):
         return _error(ClusterAuthorizationFailedError)
-    ids = ctx.broker.components.get(IDS_COMPONENT)
-    if not isinstance(ids, ProducerIdAllocator):
+    ids = ctx.broker.components.producer_ids
+    if ids is None:
         return _error(CoordinatorNotAvailableError)
     try:
         producer_id = await asyncio.to_thread(ids.allocate) if ids.needs_write else ids.allocate()

@@ -1,4 +1,8 @@
-"""ListGroups: every group, filtered by state (v4+) and by group type (v5+, all are "classic")."""
+"""ListGroups: every group, filtered by state (v4+) and by group type (v5+: "classic" or "consumer").
+
+KIP-848 consumer groups are listed with protocol type "consumer", type "consumer" and
+their own states (Empty, Assigning, Reconciling, Stable), as Kafka 4 lists them.
+"""
 
 from __future__ import annotations
 

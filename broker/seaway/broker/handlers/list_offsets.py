@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 
 from seaway.broker.context import Operation, RequestContext, ResourceType
-from seaway.broker.coordinator.txn import COMPONENT as TXN_COMPONENT
 from seaway.broker.handlers.registry import handles
 from seaway.broker.log.partition_log import PartitionLog
 from seaway.protocol.errors import (
@@ -55,7 +54,7 @@ async def handle_list_offsets(ctx: RequestContext, request: ListOffsetsRequest) 
     committed = ctx.api_version >= 2 and request.isolation_level == READ_COMMITTED
     unknown_lso = False
     if committed:
-        txn = ctx.broker.components.get(TXN_COMPONENT)
+        txn = ctx.broker.components.txn_coordinator
         unknown_lso = txn is not None and not await txn.wait_recovered(_RECOVERY_WAIT_S)
     topics: list[ListOffsetsTopicResponse] = []
     for topic in request.topics:

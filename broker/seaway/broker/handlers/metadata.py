@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import uuid
 
 from seaway.broker.context import BrokerContext, Operation, RequestContext, ResourceType
 from seaway.broker.handlers.registry import handles
@@ -28,6 +29,7 @@ from seaway.protocol.errors import (
     KafkaProtocolError,
     TopicAlreadyExistsError,
     TopicAuthorizationFailedError,
+    UnknownTopicIdError,
     UnknownTopicOrPartitionError,
 )
 from seaway.protocol.messages.metadata_request import MetadataRequest
@@ -104,6 +106,8 @@ async def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> Meta
         names = [n for n in sorted(broker.logs.topics()) if ctx.allowed(describe, topic_, n)]
     else:
         names = [t.name for t in request.topics if t.name is not None]
+        if ctx.api_version >= 12:  # topics asked for by id (KIP-516), as KIP-848 consumers do
+            topics += _by_topic_id(ctx, [t.topic_id for t in request.topics if t.name is None])
     allow_create = broker.config.auto_create_topics_enable and (
         ctx.api_version < 4 or request.allow_auto_topic_creation
     )
@@ -142,6 +146,25 @@ async def handle_metadata(ctx: RequestContext, request: MetadataRequest) -> Meta
         topics=topics,
         cluster_authorized_operations=cluster_operations,
     )
+
+
+def _by_topic_id(ctx: RequestContext, ids: list[uuid.UUID]) -> list[MetadataResponseTopic]:
+    """Topics named by id: UNKNOWN_TOPIC_ID, or TOPIC_AUTHORIZATION_FAILED (ids are not secret), as Kafka."""
+    if not ids:
+        return []
+    names = {meta.topic_id: name for name, meta in ctx.broker.logs.topics().items()}
+    out = []
+    for topic_id in dict.fromkeys(ids):
+        name = names.get(topic_id)
+        described = describe_topic(ctx.broker, name) if name is not None else None
+        if described is None:
+            out.append(MetadataResponseTopic(error_code=UnknownTopicIdError.code, name=None, topic_id=topic_id))
+        elif not ctx.allowed(Operation.DESCRIBE, ResourceType.TOPIC, described.name or ""):
+            out.append(MetadataResponseTopic(error_code=TopicAuthorizationFailedError.code, name=None,
+                                             topic_id=topic_id))
+        else:
+            out.append(described)
+    return out
 
 
 def _legal_name(name: str) -> bool:

@@ -1,7 +1,10 @@
-"""OffsetCommit v2-8: store committed offsets (with leader epoch and metadata) for a group.
+"""OffsetCommit v2-9: store committed offsets (with leader epoch and metadata) for a group.
 
 A group-level failure (unknown member, illegal generation, loading, ...) is answered on
-every partition, as Kafka does. ``retention_time_ms`` (v2-4) is ignored: offsets expire
+every partition, as Kafka does. v9 is the version of KIP-848 consumers: for a consumer
+group ``generation_id_or_member_epoch`` is the member epoch (STALE_MEMBER_EPOCH when it is
+not the member's), and an unknown group is GROUP_ID_NOT_FOUND instead of ILLEGAL_GENERATION.
+``retention_time_ms`` (v2-4) is ignored: offsets expire
 by ``offsets.retention.minutes`` only (what Kafka does since KIP-211 for v5+ clients).
 """
 
@@ -40,7 +43,8 @@ async def handle_offset_commit(ctx: RequestContext, request: OffsetCommitRequest
     try:
         errors = commit_offsets(coordinator_of(ctx.broker), request.group_id,
                                 request.generation_id_or_member_epoch, request.member_id,
-                                request.group_instance_id if version >= 7 else None, offsets) if offsets else {}
+                                request.group_instance_id if version >= 7 else None, offsets,
+                                version) if offsets else {}
     except KafkaProtocolError as exc:
         errors = {(topic, partition): exc.code for topic, partition, *_ in offsets}
     errors.update(denied)

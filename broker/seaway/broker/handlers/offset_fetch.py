@@ -1,11 +1,13 @@
-"""OffsetFetch v1-8: committed offsets of one group (v1-7) or several (v8).
+"""OffsetFetch v1-9: committed offsets of one group (v1-7) or several (v8+).
 
 A partition with nothing committed answers offset -1 with no error. v2+ may ask for all
 of a group's partitions with a null topic list. Offsets committed in a still open
 transaction (TxnOffsetCommit) are never shown; with ``require_stable`` (v7+, KIP-447) their
 partitions answer UNSTABLE_OFFSET_COMMIT, which clients retry until the transaction ends.
-Group-level errors go in the top-level error code (v2-7), the group's error code (v8), or
-on every requested partition (v1, which has no top-level code).
+Group-level errors go in the top-level error code (v2-7), the group's error code (v8+), or
+on every requested partition (v1, which has no top-level code). v9 (KIP-848 consumers)
+names the member and its epoch; for a consumer group they are checked
+(UNKNOWN_MEMBER_ID, STALE_MEMBER_EPOCH), for a classic group ignored, as Kafka does.
 
 ACLs, as Kafka: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED), DESCRIBE on each topic:
 named partitions of other topics are TOPIC_AUTHORIZATION_FAILED, and "all partitions" lists
@@ -43,11 +45,12 @@ Fetched = list[tuple[tuple[str, int], CommittedOffset | None]]
 
 
 def _fetch(ctx: RequestContext, group_id: str, partitions: list[tuple[str, int]] | None,
-           require_stable: bool = False) -> tuple[int, Fetched]:
+           require_stable: bool = False, member_id: str | None = None, member_epoch: int = -1
+           ) -> tuple[int, Fetched]:
     if not ctx.allowed(Operation.DESCRIBE, ResourceType.GROUP, group_id):
         return GroupAuthorizationFailedError.code, [(tp, None) for tp in partitions or []]
     try:
-        fetched = fetch_offsets(coordinator_of(ctx.broker), group_id, partitions)
+        fetched = fetch_offsets(coordinator_of(ctx.broker), group_id, partitions, member_id, member_epoch)
         if require_stable:
             unstable = unstable_partitions(coordinator_of(ctx.broker), group_id)
             if unstable:
@@ -89,7 +92,7 @@ async def handle_offset_fetch(ctx: RequestContext, request: OffsetFetchRequest) 
         groups = []
         for g in request.groups:
             wanted = None if g.topics is None else [(t.name, p) for t in g.topics for p in t.partition_indexes]
-            error, fetched = _fetch(ctx, g.group_id, wanted, request.require_stable)
+            error, fetched = _fetch(ctx, g.group_id, wanted, request.require_stable, g.member_id, g.member_epoch)
             groups.append(OffsetFetchResponseGroup(group_id=g.group_id, error_code=error, topics=[
                 OffsetFetchResponseTopics(name=topic, partitions=[
                     OffsetFetchResponsePartitions(

@@ -5,23 +5,20 @@ are never decoded here. acks=0 gets no response; acks=1 and acks=-1 are answered
 write is in the OS page cache (a single node is the whole ISR), and fsync follows the
 flush policy, as Kafka does.
 
-With the producer layer installed, appends go through its ``appender`` component, which
-checks idempotent batches (a duplicate comes back with its original offsets) and refuses
-keyless records on compacted topics (INVALID_RECORD with ``record_errors``). A request with
-a transactional id goes through the transaction coordinator's ``txn_appender`` instead
-(KIP-890's check of a transaction's first batch per partition); the ordinary path does
-not change.
+Every partition's records go through the log's one door, ``PartitionLog.append``, which
+refuses keyless records on compacted topics (INVALID_RECORD with ``record_errors``). With
+the producer layer installed (``components.producer_state``) its guard checks idempotent
+batches there (a duplicate comes back with its original offsets); a request with a
+transactional id gets the transaction coordinator's guard instead (KIP-890's check of a
+transaction's first batch per partition). Batches of ordinary producers never reach a guard.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-
 from seaway.broker.context import Operation, RequestContext, ResourceType, now_ms
-from seaway.broker.coordinator.txn import TXN_APPENDER_COMPONENT
+from seaway.broker.coordinator.txn import transactional_guard
 from seaway.broker.handlers.registry import handles
-from seaway.broker.log.partition_log import AppendResult
+from seaway.broker.log.partition_log import AppendGuard
 from seaway.broker.producer.fault import ProduceResponseDropped
 from seaway.protocol.errors import (
     InvalidRequiredAcksError,
@@ -60,18 +57,18 @@ def _error(index: int, exc: type[KafkaProtocolError] | KafkaProtocolError, messa
     )
 
 
-def _transactional_appender(ctx: RequestContext, transactional_id: str) -> (
-    tuple[Callable[..., AppendResult] | None, tuple[type[KafkaProtocolError], str] | None]
+def _transactional_guard(ctx: RequestContext, transactional_id: str) -> (
+    tuple[AppendGuard | None, tuple[type[KafkaProtocolError], str] | None]
 ):
-    """(appender, refusal) of a request that carries a transactional id: WRITE on the id is
-    required (Kafka's rule), then batches go through the transaction-aware appender."""
+    """(guard, refusal) of a request that carries a transactional id: WRITE on the id is
+    required (Kafka's rule), then batches go through the transaction-aware guard."""
     if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
         return None, (TransactionalIdAuthorizationFailedError,
                       f"Not authorized to use transactional id {transactional_id!r}")
-    append = ctx.broker.components.get(TXN_APPENDER_COMPONENT)
-    if append is None:
+    components = ctx.broker.components
+    if components.txn_coordinator is None or components.producer_state is None:
         return None, (TransactionalIdAuthorizationFailedError, "this broker runs without a transaction coordinator")
-    return functools.partial(append, transactional_id=transactional_id, version=ctx.api_version), None
+    return transactional_guard(components.producer_state, transactional_id, ctx.api_version), None
 
 
 @handles(ProduceRequest, ProduceResponse)
@@ -82,18 +79,20 @@ async def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Produc
     notify = broker.waiters.notify
     acks = request.acks
     now = now_ms()
-    appender = broker.components.get("appender")
+    producers = broker.components.producer_state
+    guard: AppendGuard | None = None if producers is None else producers.guard
     # A reason to refuse every partition of the request, checked once.
     refusal: tuple[type[KafkaProtocolError], str] | None = None
     if acks not in (0, 1, -1):
         refusal = (InvalidRequiredAcksError, f"acks={acks} is not 0, 1 or -1")
     elif request.transactional_id is not None:
-        appender, refusal = _transactional_appender(ctx, request.transactional_id)
+        guard, refusal = _transactional_guard(ctx, request.transactional_id)
     appended = False
     responses: list[TopicProduceResponse] = []
     for topic in request.topic_data:
         name = topic.name
         parts: list[PartitionProduceResponse] = []
+        messages = nbytes = 0  # for seaway.broker.metrics: counted per topic, never per record
         denied = not ctx.allowed(Operation.WRITE, ResourceType.TOPIC, name)  # ACLs: WRITE on the topic
         for pdata in topic.partition_data:
             index = pdata.index
@@ -112,11 +111,8 @@ async def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Produc
                 parts.append(PartitionProduceResponse(index, 0, plog.log_end_offset, -1, plog.log_start_offset))
                 continue
             try:
-                result = (
-                    appender(plog, records, now)
-                    if appender is not None
-                    else plog.append(records, now_ms=now)  # type: ignore[arg-type]
-                )
+                # A decoded request holds a view of its buffer (RecordsChunk is the fetch side's).
+                result = plog.append(records, now_ms=now, guard=guard)  # type: ignore[arg-type]
             except KafkaProtocolError as exc:
                 parts.append(_error(index, exc))
                 continue
@@ -126,14 +122,18 @@ async def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Produc
             if waiting:
                 notify(name, index)
             appended = True
+            messages += result.last_offset - result.base_offset + 1
+            nbytes += len(records)
             # Positional: (index, error_code, base_offset, log_append_time_ms, log_start_offset).
             parts.append(PartitionProduceResponse(
                 index, 0, result.base_offset, result.log_append_time_ms, result.log_start_offset
             ))
         responses.append(TopicProduceResponse(name=name, partition_responses=parts))
+        if broker.metrics is not None:
+            broker.metrics.produced(name, messages, nbytes, sum(1 for p in parts if p.error_code))
     if acks == 0:
         return None
-    fault = broker.components.get("produce_fault")
+    fault = broker.components.produce_fault
     if fault is not None and appended and fault.should_drop():
         # Test-only (seaway.test.fault.drop.produce.response.after.append): raising out of
         # the handler makes the connection close without answering, after the append.

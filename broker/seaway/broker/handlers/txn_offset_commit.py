@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from seaway.broker.context import Operation, RequestContext, ResourceType
 from seaway.broker.coordinator import coordinator_of
-from seaway.broker.coordinator.txn import COMPONENT as TXN_COMPONENT
-from seaway.broker.coordinator.txn import TransactionCoordinator
 from seaway.broker.coordinator.txn_offsets import TxnCommit, txn_commit_offsets
 from seaway.broker.handlers.registry import handles
 from seaway.protocol.errors import (
@@ -50,10 +48,9 @@ async def handle_txn_offset_commit(ctx: RequestContext, request: TxnOffsetCommit
                   if not ctx.allowed(Operation.READ, ResourceType.TOPIC, o[0])}
         allowed = [o for o in offsets if (o[0], o[1]) not in errors]
         if allowed:
-            txn = ctx.broker.components.get(TXN_COMPONENT)
             try:
                 errors.update(txn_commit_offsets(
-                    coordinator_of(ctx.broker), txn if isinstance(txn, TransactionCoordinator) else None,
+                    coordinator_of(ctx.broker), ctx.broker.components.txn_coordinator,
                     request.transactional_id, request.group_id, request.producer_id, request.producer_epoch,
                     request.generation_id if version >= 3 else -1, request.member_id if version >= 3 else "",
                     request.group_instance_id if version >= 3 else None, allowed, version))

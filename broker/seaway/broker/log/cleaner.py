@@ -43,6 +43,7 @@ does ``log.cleaner.enable=false``); ``log.cleaner.io.max.bytes.per.second`` is n
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import logging
 import threading
@@ -71,7 +72,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CLEANER_CHECKPOINT",
-    "COMPONENT",
     "CleanStats",
     "CleanerSettings",
     "DirtyLog",
@@ -82,7 +82,6 @@ __all__ = [
 log = logging.getLogger("seaway.broker.log.cleaner")
 
 CLEANER_CHECKPOINT = "cleaner-offset-checkpoint"
-COMPONENT = "log_cleaner"
 TEST_PAUSE_KEY = "seaway.test.fault.cleaner.pause.ms"
 
 
@@ -419,7 +418,7 @@ def _producer_last_batches(segments: list[Segment]) -> dict[int, int]:
 
 
 def install(context: BrokerContext) -> LogCleaner:
-    """Create the broker's cleaner, register it as ``log_cleaner`` and start its thread."""
+    """Create the broker's cleaner, set ``context.components.log_cleaner`` and start its thread."""
     cleaner = LogCleaner(context.logs, CleanerSettings.from_config(context.config))
-    context.components[COMPONENT] = cleaner
+    context.components = dataclasses.replace(context.components, log_cleaner=cleaner)
     return cleaner.start()

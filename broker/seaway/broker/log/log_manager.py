@@ -256,7 +256,7 @@ class LogManager:
 
     def _new_partition_dir(self, topic: str, partition: int) -> Path:
         """Place a new partition in the log dir holding the fewest (Kafka's rule)."""
-        counts = {d: 0 for d in self.log_dirs}
+        counts = dict.fromkeys(self.log_dirs, 0)
         for log_ in self._logs.values():
             if log_.directory.parent in counts:
                 counts[log_.directory.parent] += 1

@@ -1,5 +1,13 @@
 """The log of one topic partition: an ordered list of segments, the last one active.
 
+Appending has one door, :meth:`PartitionLog.append`: the produce path's common case (one
+plain batch in a writable slice of the request buffer) is checked and written without a
+list or a second parse inside it, everything else is validated batch by batch, and the
+producer state (:mod:`seaway.broker.producer`) hooks in as an :data:`AppendGuard` that sees
+the parsed headers and runs the write itself, so idempotence and transactions are checked
+from the same parse, nothing is checksummed twice, and its lock spans check, write and
+update.
+
 Threading contract. ``append`` and ``read`` run on the broker's event loop thread and
 only ever touch the page cache (``os.write``/``os.pread``); they never fsync. ``flush``,
 ``maybe_flush``, ``apply_retention`` and ``close`` may run on a worker thread. One
@@ -18,6 +26,7 @@ segments from there) and ``log-start-offset-checkpoint``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import struct
@@ -53,6 +62,7 @@ from seaway.protocol.record_batch import BatchHeader, stamp_log_append_time
 __all__ = [
     "LOG_START_OFFSET_CHECKPOINT",
     "RECOVERY_POINT_CHECKPOINT",
+    "AppendGuard",
     "AppendResult",
     "FileRegion",
     "PartitionLog",
@@ -121,6 +131,14 @@ class AppendResult(NamedTuple):
     log_append_time_ms: int
     log_start_offset: int
     batch_headers: list[BatchHeader]
+
+
+AppendGuard = Callable[["PartitionLog", list[BatchHeader], Callable[[], AppendResult]], AppendResult]
+"""``(log, headers, write) -> result``: what :meth:`PartitionLog.append` calls, when given one,
+for validated batches that carry a producer id, instead of writing them itself. The guard
+checks the producer's state against ``headers`` (as parsed, positions relative to the
+records), then either calls ``write()`` (stamp and append; returns its result) and records
+the stamped headers, or returns without writing (a duplicate's original offsets), or raises."""
 
 
 class PartitionLog:
@@ -276,20 +294,6 @@ class PartitionLog:
 
     # -- append --------------------------------------------------------------------------
 
-    def validate(
-        self, records: bytes | bytearray | memoryview, *, now_ms: int | None = None, allow_control: bool = False
-    ) -> list[BatchHeader]:
-        """Validate ``records`` against this log's config without appending (see validation.py).
-
-        With :meth:`append_validated` this splits :meth:`append` in two, so a layer in
-        between (the producer state) works from the same parse and nothing is checksummed
-        twice.
-        """
-        now = _now_ms() if now_ms is None else now_ms
-        return validate_batches(
-            records, self.config, now, allow_control=allow_control, where=f"{self.topic}-{self.partition}"
-        )
-
     def append(
         self,
         records: bytes | bytearray | memoryview,
@@ -297,53 +301,55 @@ class PartitionLog:
         now_ms: int | None = None,
         leader_epoch: int = 0,
         allow_control: bool = False,
+        guard: AppendGuard | None = None,
     ) -> AppendResult:
         """Validate, stamp and append whole batches; all or nothing (see validation.py).
 
-        A writable memoryview (the produce path hands over a slice of the request buffer
-        it owns) is stamped with offsets in place and written as is: one copy of the
+        The produce path's common case, a writable byte memoryview (a slice of the request
+        buffer) holding exactly one valid batch of an ordinary producer on a log that
+        neither compacts nor uses LogAppendTime, is checked by
+        :func:`~.validation.plain_batch` (one unpack, one CRC, one record walk, no list);
+        anything else, including what that check declines, by
+        :func:`~.validation.validate_batches`, which raises the precise error. A writable
+        memoryview is stamped with offsets in place and written as is: one copy of the
         bytes, the kernel's. Other buffers are copied first, so the caller's stay intact.
-        ``allow_control`` is for the broker's own transaction markers.
+
+        ``guard`` (the producer state's) gets the validated headers and the write when a
+        batch carries a producer id; see :data:`AppendGuard`. ``allow_control`` is for the
+        broker's own transaction markers.
         """
         now = _now_ms() if now_ms is None else now_ms
-        headers = self.validate(records, now_ms=now, allow_control=allow_control)
-        return self.append_validated(records, headers, now, leader_epoch)
-
-    def append_plain(self, records: bytes | bytearray | memoryview, now_ms: int) -> AppendResult | None:
-        """:meth:`append` of the produce path's common case, or None.
-
-        The common case: a writable byte memoryview (a slice of the request buffer)
-        holding exactly one valid batch of an ordinary producer, on a log that neither
-        compacts nor uses LogAppendTime. It is checked by :func:`~.validation.plain_batch`
-        (one unpack, one CRC, no list) instead of the general validation loop, then appended
-        by :meth:`append_validated` like any other. Anything else returns None before a byte
-        is stamped or written, and the caller takes the general path, which raises the
-        precise error for an invalid batch.
-        """
         if (
-            self.compacts
-            or self._log_append_time
-            or type(records) is not memoryview
-            or records.readonly
-            or records.format != "B"
-            or not records.c_contiguous
+            type(records) is memoryview
+            and not self.compacts
+            and not self._log_append_time
+            and not records.readonly
+            and records.format == "B"
+            and records.c_contiguous
         ):
-            return None
-        header = plain_batch(records, self.config, now_ms)
-        if header is None:
-            return None
-        return self.append_validated(records, [header], now_ms)
+            header = plain_batch(records, self.config, now)  # never a producer id: no guard
+            if header is not None:
+                return self._write(records, [header], now, leader_epoch)
+        headers = validate_batches(
+            records, self.config, now, allow_control=allow_control, where=f"{self.topic}-{self.partition}"
+        )
+        if guard is not None:
+            for header in headers:
+                if header.producer_id >= 0:
+                    return guard(self, headers, functools.partial(self._write, records, headers, now, leader_epoch))
+        return self._write(records, headers, now, leader_epoch)
 
-    def append_validated(
+    def _write(
         self,
         records: bytes | bytearray | memoryview,
         headers: list[BatchHeader],
         now_ms: int,
         leader_epoch: int = 0,
     ) -> AppendResult:
-        """:meth:`append` of batches whose ``headers`` :meth:`validate` returned just now.
+        """Stamp and append batches whose ``headers`` validation returned just now.
 
-        Positional and check-free: this is the produce path's per-partition call.
+        Check-free: only :meth:`append` calls it (tests too, to store what validation
+        would refuse, as an older broker might have).
         """
         now = now_ms
         config = self.config

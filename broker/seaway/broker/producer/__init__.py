@@ -10,6 +10,7 @@ See README.md in this folder. Modules:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 from seaway.broker.context import BrokerContext
@@ -20,10 +21,6 @@ from seaway.broker.producer.manager import ProducerStateManager
 from seaway.broker.producer.state import BatchMetadata, PartitionProducerState
 
 __all__ = [
-    "APPENDER_COMPONENT",
-    "FAULT_COMPONENT",
-    "IDS_COMPONENT",
-    "STATE_COMPONENT",
     "BatchMetadata",
     "PartitionProducerState",
     "ProduceFault",
@@ -33,30 +30,28 @@ __all__ = [
     "install",
 ]
 
-APPENDER_COMPONENT = "appender"
-IDS_COMPONENT = "producer_ids"
-STATE_COMPONENT = "producer_state"
-FAULT_COMPONENT = "produce_fault"
 SNAPSHOT_INTERVAL_KEY = "log.flush.offset.checkpoint.interval.ms"
 """Kafka's interval for per-partition checkpoints; here also the producer snapshot interval."""
 
 
 def install(context: BrokerContext) -> ProducerStateManager:
-    """Register the id allocator, the producer state (and its appender) and any test fault."""
-    context.components[IDS_COMPONENT] = ProducerIdAllocator(context.logs.log_dirs[0] / PRODUCER_ID_FILE)
+    """Set the id allocator, the producer state (the produce path's appender) and any test
+    fault in ``context.components``, then start the state's snapshot thread."""
     manager = ProducerStateManager(
         context.logs,
         expiration_ms=context.config.producer_id_expiration_ms,
         snapshot_interval_ms=int(context.config.get(SNAPSHOT_INTERVAL_KEY)),
     )
-    context.components[STATE_COMPONENT] = manager
-    context.components[APPENDER_COMPONENT] = manager.append
+    every = int(context.config.get(DROP_PRODUCE_RESPONSE_KEY))
+    context.components = dataclasses.replace(
+        context.components,
+        producer_ids=ProducerIdAllocator(context.logs.log_dirs[0] / PRODUCER_ID_FILE),
+        producer_state=manager,
+        produce_fault=ProduceFault(every) if every else None,
+    )
     if not WALK_IS_NATIVE:
         logging.getLogger("seaway.broker").warning(
             "the record checks run in Python (seaway.broker.log._record_walk was not compiled at install): "
             "produce throughput is much lower; reinstall with a C compiler, or run `python hatch_build.py`"
         )
-    every = int(context.config.get(DROP_PRODUCE_RESPONSE_KEY))
-    if every:
-        context.components[FAULT_COMPONENT] = ProduceFault(every)
     return manager.start()

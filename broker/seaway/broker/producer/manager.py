@@ -1,13 +1,14 @@
-"""Idempotent producer state for every partition: the produce appender, snapshots, expiry.
+"""Idempotent producer state for every partition: the produce guard, snapshots, expiry.
 
-The produce handler calls :meth:`ProducerStateManager.append` (installed as the broker's
-``appender`` component) instead of ``PartitionLog.append``. It validates the batches
-once (:func:`~seaway.broker.log.validation.validate_batches`: headers, CRC, sizes,
-timestamps) and hands the parsed headers to the log's append, so nothing is parsed or
+The produce handler appends with ``PartitionLog.append(records, now_ms=..., guard=...)``,
+the guard being :meth:`ProducerStateManager.guard` (the broker's
+``components.producer_state``). The log validates the batches once (headers, CRC, sizes,
+timestamps, every record's framing) and calls the guard only when a batch carries a
+producer id, with the parsed headers and the write to run, so nothing is parsed or
 checksummed twice. For ordinary producers (producer id -1) that is the whole cost: no
-state is looked up. Idempotent batches take the checked path (:mod:`.state`, per batch,
-from the header). Validation walks every record (:mod:`seaway.broker.log.record_check`)
-and, on compacted topics, refuses keyless records
+state is looked up. Idempotent batches are checked per batch from the header
+(:mod:`.state`) under the partition's state lock, which spans check, write and update.
+On compacted topics the log's validation refuses keyless records
 (:mod:`seaway.broker.log.cleaner_keys`).
 
 State is loaded lazily, on the first idempotent batch a partition receives after start:
@@ -26,9 +27,8 @@ as Kafka). A crash loses nothing: replay from an older snapshot, or from the sta
 the log, rebuilds the same state, since every batch carries its producer id, epoch and
 sequences in its header.
 
-Transactions. A transactional producer's batches come through
-:meth:`ProducerStateManager.append_transactional` (the produce request carried its
-transactional id): the first batch of a transaction on a partition is verified with the
+Transactions. A transactional producer's batches come through the guard with the produce
+request's transactional id: the first batch of a transaction on a partition is verified with the
 transaction coordinator (KIP-890: the partition must have been added to the producer's
 ongoing transaction, else INVALID_TXN_STATE / TRANSACTION_ABORTABLE), so no batch can
 open a transaction the coordinator does not know and will never end. The coordinator ends
@@ -46,6 +46,7 @@ while it serialises the state and reads the log end offset.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import threading
@@ -55,9 +56,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from seaway.broker.log.partition_log import AppendResult, PartitionLog
+from seaway.broker.log.partition_log import AppendGuard, AppendResult, PartitionLog
 from seaway.broker.log.recovery import write_atomic
-from seaway.broker.log.validation import validate_batches
 from seaway.broker.producer.markers import build_marker, read_marker
 from seaway.broker.producer.state import PartitionProducerState
 from seaway.errors import SeawayError
@@ -134,41 +134,36 @@ class ProducerStateManager:
 
     # -- the produce path ----------------------------------------------------------------
 
-    def append(self, plog: PartitionLog, records: Records, now_ms: int) -> AppendResult:
-        """Append a produce request's records to ``plog`` with idempotence checks.
+    def append(
+        self, plog: PartitionLog, records: Records, now_ms: int, transactional_id: str | None = None
+    ) -> AppendResult:
+        """Append a produce request's records to ``plog`` with Kafka's idempotence and
+        transaction checks (:meth:`guard`); ``transactional_id`` is the request's, if any.
 
         Duplicates are answered with their original offsets (``batch_headers`` empty,
         ``log_append_time_ms`` -1, as Kafka answers them) and not appended again.
-        The batches are validated (headers, CRC, sizes, timestamps) once, here, and the
-        headers handed on to the log, so every layer works from one parse.
         """
-        # The ordinary producer's single batch: validated and appended in one call.
-        result = plog.append_plain(records, now_ms)
-        if result is not None:
-            return result
-        headers = validate_batches(records, plog.config, now_ms, where=f"{plog.topic}-{plog.partition}")
-        if not plog.compacts and (
-            (len(headers) == 1 and headers[0].producer_id < 0)
-            or all(h.producer_id < 0 for h in headers)
-        ):
-            # The ordinary producer: no state to look up.
-            return plog.append_validated(records, headers, now_ms)
-        return self._append_checked(plog, records, headers, now_ms)
+        guard = self.guard if transactional_id is None else self.transactional_guard(transactional_id)
+        return plog.append(records, now_ms=now_ms, guard=guard)
 
-    def append_transactional(
-        self, plog: PartitionLog, records: Records, now_ms: int, transactional_id: str
-    ) -> AppendResult:
-        """:meth:`append` for a produce request that carries a transactional id."""
-        headers = validate_batches(records, plog.config, now_ms, where=f"{plog.topic}-{plog.partition}")
-        return self._append_checked(plog, records, headers, now_ms, transactional_id)
+    def transactional_guard(self, transactional_id: str) -> AppendGuard:
+        """:meth:`guard` for a produce request that carries ``transactional_id``."""
+        return functools.partial(self.guard, transactional_id=transactional_id)
 
-    def _append_checked(
-        self, plog: PartitionLog, records: Records, headers: list[BatchHeader], now_ms: int,
+    def guard(
+        self, plog: PartitionLog, headers: list[BatchHeader], write: Callable[[], AppendResult],
         transactional_id: str | None = None,
     ) -> AppendResult:
+        """The produce path's :data:`~seaway.broker.log.partition_log.AppendGuard`.
+
+        ``PartitionLog.append`` calls it with validated headers of which at least one
+        carries a producer id. Such a request holds exactly one batch per partition (Kafka's
+        rule); it is checked against the producer's state (a duplicate returns its original
+        offsets unwritten), a transaction's first batch on the partition is verified with the
+        transaction coordinator (KIP-890), then ``write()`` appends and the stamped header
+        is recorded, all under the partition's state lock.
+        """
         where = f"{plog.topic}-{plog.partition}"
-        if all(h.producer_id < 0 for h in headers):
-            return plog.append_validated(records, headers, now_ms)
         if len(headers) != 1:
             raise InvalidRecordError(
                 "Produce requests with idempotent batches are only allowed to contain exactly one record "
@@ -191,7 +186,7 @@ class ProducerStateManager:
                 if entry is None or entry.current_txn_first_offset < 0 or entry.epoch != header.producer_epoch:
                     self.verifier(transactional_id, header.producer_id, header.producer_epoch, plog.topic,
                                   plog.partition)
-            result = plog.append_validated(records, headers, now_ms)
+            result = write()
             for stamped in result.batch_headers:
                 state.update(stamped)
             if header.is_transactional:
@@ -223,13 +218,18 @@ class ProducerStateManager:
     def append_for_coordinator(self, plog: PartitionLog, batch: bytes, now_ms: int) -> AppendResult:
         """Append a batch a coordinator built with a producer's id and epoch but no sequence
         (a transactional offset commit): the epoch is checked, sequences are not."""
-        headers = plog.validate(batch, now_ms=now_ms)
+        return plog.append(batch, now_ms=now_ms, guard=self._coordinator_guard)
+
+    def _coordinator_guard(
+        self, plog: PartitionLog, headers: list[BatchHeader], write: Callable[[], AppendResult]
+    ) -> AppendResult:
+        """:meth:`append_for_coordinator`'s guard: the epoch check, the write, the state update."""
         state = self._tracked_for(plog).state
         with state.lock:
             for header in headers:
                 state.check_coordinator_write(header.producer_id, header.producer_epoch,
                                               f"{plog.topic}-{plog.partition}")
-            result = plog.append_validated(batch, headers, now_ms)
+            result = write()
             for stamped in result.batch_headers:
                 state.update(stamped)
             plog.first_unstable_offset = state.first_unstable_offset

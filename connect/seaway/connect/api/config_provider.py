@@ -48,4 +48,4 @@ class ConfigProvider(abc.ABC):
 
     def close(self) -> None:
         """Release resources. Default: nothing."""
-        return None
+        return

@@ -55,7 +55,7 @@ class Converter(abc.ABC):
 
     def close(self) -> None:
         """Release resources (e.g. a schema-registry client). Default: nothing."""
-        return None
+        return
 
 
 class HeaderConverter(abc.ABC):
@@ -79,4 +79,4 @@ class HeaderConverter(abc.ABC):
 
     def close(self) -> None:
         """Release resources. Default: nothing."""
-        return None
+        return

@@ -84,7 +84,15 @@ class OffsetStorageReader(abc.ABC):
 
 
 class TransactionContext(abc.ABC):
-    """Lets a task with ``transaction.boundary=connector`` define transactions (exactly-once)."""
+    """Lets a task with ``transaction.boundary=connector`` define transactions (exactly-once).
+
+    ``context.transaction_context()`` returns it only on a worker with exactly-once support
+    and that boundary. Requests are thread-safe and take effect at the runtime's next check:
+    without ``record``, after the batch the current (or next) ``poll()`` returns; with
+    ``record`` (a record object this task returned), right after that record, the records
+    after it starting the next transaction. An abort drops the transaction's records but
+    still commits their offsets, so they are not read again (Kafka's rule).
+    """
 
     @abc.abstractmethod
     def commit_transaction(self, record: SourceRecord | None = None) -> None:
@@ -127,11 +135,22 @@ class SourceConnector(Connector):
         return context
 
     def exactly_once_support(self, connector_config: Mapping[str, str]) -> ExactlyOnceSupport | None:
-        """Whether this connector can give exactly-once delivery with ``connector_config`` (None: unknown)."""
+        """Whether this connector can give exactly-once delivery with ``connector_config`` (None: unknown).
+
+        Answer ``SUPPORTED`` when its tasks resume exactly from the source offsets the runtime
+        committed with their records (they read ``context.offset_storage_reader()`` in
+        ``start`` and skip everything up to it), so a worker with
+        ``exactly.once.source.support=enabled`` writes each source record exactly once. A
+        config with ``exactly.once.support=required`` is refused (400) unless the answer is
+        ``SUPPORTED``; with the default ``requested`` the answer is not asked. Called on a fresh
+        instance, from any thread, with the config as submitted.
+        """
         return None
 
     def can_define_transaction_boundaries(
             self, connector_config: Mapping[str, str]) -> ConnectorTransactionBoundaries:
+        """``SUPPORTED`` if its tasks use :class:`TransactionContext`; ``transaction.boundary=connector``
+        is refused (400) otherwise."""
         return ConnectorTransactionBoundaries.UNSUPPORTED
 
     def alter_offsets(self, connector_config: Mapping[str, str],

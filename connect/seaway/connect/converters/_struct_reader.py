@@ -6,8 +6,9 @@ the converter's time. :func:`compile_struct_reader` instead generates one functi
 schema (as :mod:`dataclasses` generates ``__init__``) that, for each field, reads the
 value and accepts it inline when its class is exactly what ``json`` produces for a valid
 value of that field (``int`` within range, ``float``, ``str``, ``bool``; ``None`` for an
-optional field without default). Anything else -- nulls with defaults, ints for floats,
-strings for bytes, nested structs, arrays, maps, logical types, wrong types -- goes
+optional field without default), and converts a Timestamp or Date ``int`` inline. Anything
+else -- nulls with defaults, ints for floats, strings for bytes, nested structs, arrays,
+maps, Decimal and Time, wrong types -- goes
 through the field's full conversion function, so the result and the errors are exactly
 the slow path's, with the field's dotted path added to the error message.
 
@@ -17,6 +18,7 @@ names and functions are passed in as values, never spliced into code.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 from typing import Any
 
@@ -31,12 +33,16 @@ from seaway.connect.api.data.schema import (
 from seaway.connect.api.data.struct import Struct
 from seaway.connect.api.errors import DataError
 
-__all__ = ["FieldError", "compile_struct_reader", "in_field"]
+__all__ = ["ExactParseNeeded", "FieldError", "compile_struct_reader", "in_field"]
 
 Fn = Callable[[Any], Any]
 
 _INT_BITS = {SchemaType.INT8: 7, SchemaType.INT16: 15, SchemaType.INT32: 31, SchemaType.INT64: 63}
 _LOGICAL = frozenset({DATE_LOGICAL_NAME, DECIMAL_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME})
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+_EPOCH_ORDINAL = datetime.date(1970, 1, 1).toordinal()
+_MS_RANGE = (-62135596800000, 253402300799999)  # epoch milliseconds of datetime.min and datetime.max (UTC)
+_DAY_RANGE = (datetime.date.min.toordinal() - _EPOCH_ORDINAL, datetime.date.max.toordinal() - _EPOCH_ORDINAL)
 _EXACT_CLASS = {SchemaType.FLOAT32: "float", SchemaType.FLOAT64: "float", SchemaType.STRING: "str",
                 SchemaType.BOOLEAN: "bool"}
 
@@ -45,12 +51,16 @@ class FieldError(DataError):
     """A DataError that already names the (innermost) field it happened in."""
 
 
+class ExactParseNeeded(DataError):
+    """Not an error of the data: a Decimal met a number parsed as a float; parse again keeping decimals exact."""
+
+
 def in_field(fn: Fn, path: str) -> Fn:
     """``fn`` whose DataErrors name ``path`` (once: an inner field's name wins)."""
     def checked(value: Any) -> Any:
         try:
             return fn(value)
-        except FieldError:
+        except (FieldError, ExactParseNeeded):
             raise
         except DataError as e:
             raise FieldError(f"{e} (field {path!r})") from e
@@ -73,6 +83,24 @@ def _fast_test(schema: Schema, var: str, replace_null_with_default: bool) -> str
     return f"({var} is None or {test})" if nullable else test
 
 
+def _field_lines(schema: Schema, var: str, fn: str, replace_null_with_default: bool) -> list[str]:
+    """Code converting field value ``var`` in place: inline when its class is the common valid one, else ``fn``.
+
+    A Timestamp or Date that is an ``int`` within Python's datetime range becomes the value
+    ``Timestamp.to_logical`` / ``Date.to_logical`` give (the same arithmetic, without their calls).
+    """
+    if schema.name == TIMESTAMP_LOGICAL_NAME:
+        return [f"if {var}.__class__ is int and {_MS_RANGE[0]} <= {var} <= {_MS_RANGE[1]}:",
+                f"    {var} = EPOCH + timedelta(0, 0, 0, {var})", "else:", f"    {var} = {fn}({var})"]
+    if schema.name == DATE_LOGICAL_NAME:
+        return [f"if {var}.__class__ is int and {_DAY_RANGE[0]} <= {var} <= {_DAY_RANGE[1]}:",
+                f"    {var} = from_ordinal({_EPOCH_ORDINAL} + {var})", "else:", f"    {var} = {fn}({var})"]
+    test = _fast_test(schema, var, replace_null_with_default)
+    if test is None:
+        return [f"{var} = {fn}({var})"]
+    return [f"if not {test}:", f"    {var} = {fn}({var})"]
+
+
 def compile_struct_reader(schema: Schema, field_fns: list[Fn], replace_null_with_default: bool,
                           not_object: Fn) -> Fn:
     """A function from a parsed JSON object to a Struct of ``schema``.
@@ -82,7 +110,8 @@ def compile_struct_reader(schema: Schema, field_fns: list[Fn], replace_null_with
     """
     fields = schema.field_list
     namespace: dict[str, Any] = {"dict": dict, "isinstance": isinstance, "not_object": not_object,
-                                 "new": object.__new__, "Struct": Struct, "schema": schema}
+                                 "new": object.__new__, "Struct": Struct, "schema": schema, "EPOCH": _EPOCH,
+                                 "timedelta": datetime.timedelta, "from_ordinal": datetime.date.fromordinal}
     lines = ["def read(v):",
              "    if v.__class__ is not dict and not isinstance(v, dict):",
              "        return not_object(v)",
@@ -90,14 +119,9 @@ def compile_struct_reader(schema: Schema, field_fns: list[Fn], replace_null_with
     for i, (f, fn) in enumerate(zip(fields, field_fns, strict=True)):
         namespace[f"n{i}"], namespace[f"f{i}"] = f.name, fn
         lines.append(f"    x{i} = get(n{i})")
-        test = _fast_test(f.schema, f"x{i}", replace_null_with_default)
-        if test is None:
-            lines.append(f"    x{i} = f{i}(x{i})")
-        else:
-            lines.append(f"    if not {test}:")
-            lines.append(f"        x{i} = f{i}(x{i})")
+        lines += [f"    {line}" for line in _field_lines(f.schema, f"x{i}", f"f{i}", replace_null_with_default)]
     values = ", ".join(f"x{i}" for i in range(len(fields)))
     lines += ["    s = new(Struct)", "    s._schema = schema", f"    s._values = [{values}]", "    return s"]
-    exec(compile("\n".join(lines), f"<struct reader {schema.name or 'struct'}>", "exec"), namespace)
+    exec(compile("\n".join(lines), f"<struct reader {schema.name!a}>", "exec"), namespace)
     read: Fn = namespace["read"]
     return read

@@ -1,4 +1,4 @@
-"""Kafka Connect's JSON encoding of schemas and values, compiled per schema.
+"""Kafka Connect's JSON -> Connect data: schemas and values read, compiled per schema.
 
 Schema JSON (what ``schemas.enable=true`` puts in the envelope), keys in Kafka's order::
 
@@ -13,8 +13,9 @@ base64 strings; maps with STRING keys as objects, others as arrays of ``[key, va
 pairs; Decimal as base64 of the unscaled bytes or, with ``decimal.format=NUMERIC``, a JSON
 number; Date/Time/Timestamp as their integers.
 
-:class:`JsonCodec` turns each schema once into a pair of small closures (value -> JSON-able
-and back), so a record costs a cache hit plus the closure calls, never a walk of the schema.
+:class:`JsonCodec` turns each schema once into a closure from parsed JSON to the Connect
+value, so a record costs a cache hit plus the closure calls, never a walk of the schema.
+The other direction, Connect data to JSON text, is :mod:`.json_writer`.
 """
 
 from __future__ import annotations
@@ -36,35 +37,20 @@ from seaway.connect.api.data.schema import (
     Schema,
     SchemaType,
 )
-from seaway.connect.api.data.struct import Struct
 from seaway.connect.api.errors import DataError
-from seaway.connect.converters._struct_reader import compile_struct_reader, in_field
+from seaway.connect.converters._struct_reader import ExactParseNeeded, compile_struct_reader, in_field
+from seaway.connect.converters.json_writer import TYPE_NAMES
 
-__all__ = ["JsonCodec", "RawNumber", "contains_decimal"]
+__all__ = ["JsonCodec", "contains_decimal"]
 
 Fn = Callable[[Any], Any]
 
-_TYPE_NAMES = {
-    SchemaType.BOOLEAN: "boolean", SchemaType.INT8: "int8", SchemaType.INT16: "int16",
-    SchemaType.INT32: "int32", SchemaType.INT64: "int64", SchemaType.FLOAT32: "float",
-    SchemaType.FLOAT64: "double", SchemaType.BYTES: "bytes", SchemaType.STRING: "string",
-    SchemaType.ARRAY: "array", SchemaType.MAP: "map", SchemaType.STRUCT: "struct",
-}
+_TYPE_NAMES = TYPE_NAMES  # Kafka's JSON schema type names, one table with the writer
 _TYPES_BY_NAME = {v: k for k, v in _TYPE_NAMES.items()}
 _INT_BITS = {SchemaType.INT8: 7, SchemaType.INT16: 15, SchemaType.INT32: 31, SchemaType.INT64: 63}
-_REQUIRED_NULL = "Conversion error: null value for field that is required and has no default value"
 _LOGICAL_CLASSES: dict[str, Any] = {
     DATE_LOGICAL_NAME: Date, TIME_LOGICAL_NAME: Time, TIMESTAMP_LOGICAL_NAME: Timestamp}
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-
-
-class RawNumber:
-    """A number to write verbatim (a NUMERIC decimal), spliced in after ``json`` encoding."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
 
 
 def contains_decimal(schema: Schema) -> bool:
@@ -76,163 +62,20 @@ def contains_decimal(schema: Schema) -> bool:
     return any(contains_decimal(c) for c in children)
 
 
-def _type_error(schema: Schema, value: Any) -> DataError:
-    return DataError(f"Invalid type for {schema.type.name}: {type(value).__name__}")
-
-
 def _json_type(value: Any) -> str:
     return {dict: "OBJECT", list: "ARRAY", str: "STRING", bool: "BOOLEAN"}.get(type(value), "NUMBER")
 
 
-def _float_to_json(value: float) -> Any:
-    # Jackson quotes non-finite numbers (QUOTE_NON_NUMERIC_NUMBERS); bare NaN is not JSON.
-    if math.isfinite(value):
-        return value
-    return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
-
-
 class JsonCodec:
-    """Schema and value conversions for one converter's settings (decimal format, null handling)."""
+    """Schema and value readers for one converter's settings (decimal format, null handling)."""
 
-    def __init__(self, decimal_numeric: bool = False, replace_null_with_default: bool = True) -> None:
+    def __init__(self, decimal_numeric: bool = False, replace_null_with_default: bool = True,
+                 refuse_float_decimals: bool = False) -> None:
+        """``refuse_float_decimals``: a Decimal given a JSON number parsed as a ``float`` raises
+        :class:`ExactParseNeeded` (for readers of orjson's parse, which has no exact decimals)."""
         self.decimal_numeric = decimal_numeric
         self.replace_null_with_default = replace_null_with_default
-
-    # -- Connect -> JSON --------------------------------------------------------------------------
-    def schema_to_json(self, schema: Schema) -> dict[str, Any]:
-        """The schema's JSON object (Kafka's ``asJsonSchema``)."""
-        obj: dict[str, Any] = {"type": _TYPE_NAMES[schema.type]}
-        if schema.type is SchemaType.ARRAY:
-            assert schema.value_schema is not None
-            obj["items"] = self.schema_to_json(schema.value_schema)
-        elif schema.type is SchemaType.MAP:
-            assert schema.key_schema is not None and schema.value_schema is not None
-            obj["keys"] = self.schema_to_json(schema.key_schema)
-            obj["values"] = self.schema_to_json(schema.value_schema)
-        elif schema.type is SchemaType.STRUCT:
-            obj["fields"] = [{**self.schema_to_json(f.schema), "field": f.name} for f in schema.field_list]
-        obj["optional"] = schema.optional
-        if schema.name is not None:
-            obj["name"] = schema.name
-        if schema.version is not None:
-            obj["version"] = schema.version
-        if schema.doc is not None:
-            obj["doc"] = schema.doc
-        if schema.parameters is not None:
-            obj["parameters"] = dict(schema.parameters)
-        if schema.default_value is not None:
-            obj["default"] = self._to_json_non_null(schema)(schema.default_value)
-        return obj
-
-    def to_json_fn(self, schema: Schema) -> Fn:
-        """A function from a Connect value of ``schema`` to JSON-able Python (nulls per Kafka's rules)."""
-        inner = self._to_json_non_null(schema)
-        default = schema.default_value
-        if default is not None and self.replace_null_with_default:
-            default_json = inner(default)
-            return lambda v: default_json if v is None else inner(v)
-        if schema.optional:
-            return lambda v: None if v is None else inner(v)
-
-        def required(v: Any) -> Any:
-            if v is None:
-                raise DataError(_REQUIRED_NULL)
-            return inner(v)
-        return required
-
-    def _to_json_non_null(self, schema: Schema) -> Fn:
-        name, stype = schema.name, schema.type
-        if name == DECIMAL_LOGICAL_NAME:
-            if self.decimal_numeric:
-                scale = Decimal.scale(schema)
-                return lambda v: RawNumber(format(Decimal.from_unscaled(Decimal.unscaled(_decimal(v), scale),
-                                                                        scale), "f"))
-            return lambda v: base64.b64encode(Decimal.from_logical(schema, _decimal(v))).decode("ascii")
-        if name in (DATE_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME):
-            logical = _LOGICAL_CLASSES[name]
-            return lambda v: logical.from_logical(schema, v)
-        if stype in _INT_BITS:
-            low, high = -(1 << _INT_BITS[stype]), (1 << _INT_BITS[stype]) - 1
-
-            def integer(v: Any) -> Any:
-                if v.__class__ is not int and (not isinstance(v, int) or isinstance(v, bool)):
-                    raise _type_error(schema, v)
-                if not low <= v <= high:
-                    raise DataError(f"Value {v} out of range for {stype.name}")
-                return v
-            return integer
-        if stype in (SchemaType.FLOAT32, SchemaType.FLOAT64):
-            def floating(v: Any) -> Any:
-                if v.__class__ is float:
-                    return _float_to_json(v)
-                if isinstance(v, int | float) and not isinstance(v, bool):
-                    return _float_to_json(float(v))
-                raise _type_error(schema, v)
-            return floating
-        if stype is SchemaType.BOOLEAN:
-            return lambda v: v if isinstance(v, bool) else _raise(_type_error(schema, v))
-        if stype is SchemaType.STRING:
-            return lambda v: v if isinstance(v, str) else _raise(_type_error(schema, v))
-        if stype is SchemaType.BYTES:
-            def to_base64(v: Any) -> Any:
-                if not isinstance(v, bytes | bytearray | memoryview):
-                    raise _type_error(schema, v)
-                return base64.b64encode(v).decode("ascii")
-            return to_base64
-        if stype is SchemaType.ARRAY:
-            assert schema.value_schema is not None
-            element = self.to_json_fn(schema.value_schema)
-
-            def array(v: Any) -> Any:
-                if not isinstance(v, list | tuple):
-                    raise _type_error(schema, v)
-                return [element(e) for e in v]
-            return array
-        if stype is SchemaType.MAP:
-            return self._map_to_json(schema)
-        return self._struct_to_json(schema)
-
-    def _map_to_json(self, schema: Schema) -> Fn:
-        assert schema.key_schema is not None and schema.value_schema is not None
-        key_fn, value_fn = self.to_json_fn(schema.key_schema), self.to_json_fn(schema.value_schema)
-        object_mode = schema.key_schema.type is SchemaType.STRING
-
-        def mapping(v: Any) -> Any:
-            if not isinstance(v, dict):
-                raise _type_error(schema, v)
-            if object_mode:
-                return {key_fn(k): value_fn(x) for k, x in v.items()}
-            return [[key_fn(k), value_fn(x)] for k, x in v.items()]
-        return mapping
-
-    def _struct_to_json(self, schema: Schema) -> Fn:
-        fields = [(f.name, self.to_json_fn(f.schema)) for f in schema.field_list]
-
-        def struct(v: Any) -> Any:
-            if not isinstance(v, Struct):
-                raise _type_error(schema, v)
-            if v.schema is not schema and not v.schema.same_ignoring_default(schema):
-                raise DataError("Mismatching schema.")
-            return {name: fn(x) for (name, fn), x in zip(fields, v._values, strict=True)}
-        return struct
-
-    def schemaless_to_json(self, value: Any) -> Any:
-        """JSON-able form of a value without schema (Kafka infers the type from the class)."""
-        if value is None or isinstance(value, str | bool | int):
-            return value
-        if isinstance(value, float):
-            return _float_to_json(value)
-        if isinstance(value, dict):
-            if all(isinstance(k, str) for k in value):
-                return {k: self.schemaless_to_json(x) for k, x in value.items()}
-            return [[self.schemaless_to_json(k), self.schemaless_to_json(x)] for k, x in value.items()]
-        if isinstance(value, list | tuple):
-            return [self.schemaless_to_json(x) for x in value]
-        if isinstance(value, bytes | bytearray | memoryview):
-            return base64.b64encode(value).decode("ascii")
-        if isinstance(value, Struct):
-            return self.to_json_fn(value.schema)(value)
-        raise DataError(f"Python class {type(value).__name__} does not have corresponding schema type.")
+        self.refuse_float_decimals = refuse_float_decimals
 
     # -- JSON -> Connect --------------------------------------------------------------------------
     def schema_from_json(self, obj: Any) -> Schema | None:
@@ -319,7 +162,7 @@ class JsonCodec:
     def _to_connect_non_null(self, schema: Schema, path: str) -> Fn:
         name, stype = schema.name, schema.type
         if name == DECIMAL_LOGICAL_NAME:
-            return lambda v: _decimal_from_json(schema, v)
+            return _decimal_reader(schema, self.refuse_float_decimals)
         if name in (DATE_LOGICAL_NAME, TIME_LOGICAL_NAME, TIMESTAMP_LOGICAL_NAME):
             logical = _LOGICAL_CLASSES[name]
             base = self._to_connect_non_null(SchemaBuilder(stype).build(), path)
@@ -406,12 +249,6 @@ def _raise(error: Exception) -> Any:
     raise error
 
 
-def _decimal(value: Any) -> decimal.Decimal:
-    if not isinstance(value, decimal.Decimal):
-        raise DataError(f"Invalid type for Decimal: {type(value).__name__}")
-    return value
-
-
 def _bytes_from_json(value: Any) -> bytes:
     if not isinstance(value, str):
         raise DataError(f"Invalid JSON {_json_type(value)} for BYTES field")
@@ -421,13 +258,26 @@ def _bytes_from_json(value: Any) -> bytes:
         raise DataError(f"Invalid base64 for BYTES field: {e}") from e
 
 
-def _decimal_from_json(schema: Schema, value: Any) -> decimal.Decimal:
-    scale = Decimal.scale(schema)
-    if isinstance(value, str):
-        return Decimal.to_logical(schema, _bytes_from_json(value))
-    if isinstance(value, bool) or not isinstance(value, int | float | decimal.Decimal):
-        raise DataError(f"Invalid type for Decimal, underlying representation should be numeric or bytes "
-                        f"but was {_json_type(value)}")
-    number = value if isinstance(value, decimal.Decimal) else decimal.Decimal(repr(value) if isinstance(
-        value, float) else value)
-    return Decimal.from_unscaled(Decimal.unscaled(number, scale), scale)
+def _decimal_reader(schema: Schema, refuse_floats: bool) -> Fn:
+    """A Decimal's reader: base64 of the unscaled bytes, or a JSON number (exact, or refused if a float)."""
+    try:
+        scale: int | None = Decimal.scale(schema)
+    except DataError:
+        scale = None  # a bad scale parameter fails when a value comes, as Decimal.to_logical does
+
+    def read(value: Any) -> decimal.Decimal:
+        if refuse_floats and value.__class__ is float:
+            raise ExactParseNeeded("a Decimal parsed as a float")
+        known = Decimal.scale(schema) if scale is None else scale
+        if isinstance(value, str):
+            unscaled = _bytes_from_json(value)
+            if not unscaled:
+                raise DataError("Decimal bytes must not be empty")
+            return Decimal.from_unscaled(int.from_bytes(unscaled, "big", signed=True), known)
+        if isinstance(value, bool) or not isinstance(value, int | float | decimal.Decimal):
+            raise DataError(f"Invalid type for Decimal, underlying representation should be numeric or bytes "
+                            f"but was {_json_type(value)}")
+        number = value if isinstance(value, decimal.Decimal) else decimal.Decimal(repr(value) if isinstance(
+            value, float) else value)
+        return Decimal.from_unscaled(Decimal.unscaled(number, known), known)
+    return read

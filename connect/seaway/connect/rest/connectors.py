@@ -1,7 +1,10 @@
 """``/connectors``: create, configure, inspect, pause/resume/stop/restart, delete, offsets.
 
-Kafka's ``ConnectorsResource``, route by route. Every call goes to the :class:`Herder`;
-this module only shapes requests and responses (status codes, ``Location``, name checks).
+Kafka's ``ConnectorsResource``, route by route, as of Kafka 4.x: the deprecated
+``GET /connectors/{c}/tasks-config`` is gone (removed in Kafka 4.0, KIP-970), so it is a 404
+as on Kafka; ``GET /connectors/{c}/tasks`` gives the same configs. Every call goes to the
+:class:`Herder`; this module only shapes requests and responses (status codes,
+``Location``, name checks).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from seaway.connect.rest.bodies import (
 )
 from seaway.connect.rest.deps import herder_of
 from seaway.connect.rest.forwarding import HerderRoute
+from seaway.connect.runtime.distributed.signing import ALGORITHM_HEADER, SIGNATURE_HEADER
 from seaway.connect.runtime.herder import BadRequestError, ConnectorOffsets, Created
 
 __all__ = ["router"]
@@ -123,11 +127,6 @@ async def get_task_configs(request: Request, connector: str) -> list[dict[str, A
     return [t.to_json() for t in await herder_of(request).task_configs(connector)]
 
 
-@router.get("/{connector}/tasks-config", summary="Task configs keyed by task id (deprecated)", deprecated=True)
-async def get_tasks_config(request: Request, connector: str) -> dict[str, dict[str, str]]:
-    return {str(t.id): dict(t.config) for t in await herder_of(request).task_configs(connector)}
-
-
 @router.get("/{connector}/tasks/{task}/status", summary="One task's state")
 async def get_task_status(request: Request, connector: str, task: int) -> dict[str, Any]:
     return (await herder_of(request).task_status(connector, task)).to_json()
@@ -206,3 +205,13 @@ async def alter_offsets(request: Request, connector: str, body: OffsetsRequest) 
 @router.delete("/{connector}/offsets", summary="Reset the offsets of a STOPPED connector")
 async def reset_offsets(request: Request, connector: str) -> dict[str, str]:
     return {"message": await herder_of(request).reset_connector_offsets(connector)}
+
+
+@router.put("/{connector}/fence", status_code=204, response_class=Response, include_in_schema=False,
+            summary="Internal: fence the zombie tasks of an exactly-once source connector (leader only)")
+async def fence_zombies(request: Request, connector: str) -> Response:
+    """KIP-618's zombie fencing, as Kafka's ``InternalConnectResource``: workers call it before starting the tasks of
+    a new generation; signed with the session key under the ``sessioned`` protocol; forwarded to the leader."""
+    await herder_of(request).fence_zombies(connector, await request.body(), request.headers.get(SIGNATURE_HEADER),
+                                           request.headers.get(ALGORITHM_HEADER))
+    return Response(status_code=204)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -115,9 +116,15 @@ def allowed_methods(request: Request) -> list[str]:
     return sorted(methods)
 
 
+_STATUS_CODES = frozenset(status.value for status in HTTPStatus)
+
+
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+    phrase = HTTPStatus(exc.status_code).phrase if exc.status_code in _STATUS_CODES else None
+    if detail == phrase:  # a bare status (unknown path, method): Jersey's wording, as Kafka Connect answers
+        detail = f"HTTP {exc.status_code} {phrase}"
     headers = dict(exc.headers) if exc.headers else {}
     if exc.status_code == 405:
         headers["Allow"] = ", ".join(allowed_methods(request))

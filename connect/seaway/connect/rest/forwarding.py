@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -41,7 +42,10 @@ NO_KNOWN_LEADER = ("Cannot complete request momentarily due to no known leader U
 CONFLICTING_OPERATION = "Cannot complete request because of a conflicting operation (e.g. worker rebalance)"
 REQUEST_TIMED_OUT = "Request timed out"
 log = logging.getLogger(__name__)
-_COPIED_HEADERS = ("authorization", "content-type", "accept")
+# the KIP-507 signature too: a signed internal request (PUT /connectors/{c}/fence) reaching a
+# follower is verified there and again by the leader it is forwarded to (the key is shared)
+_COPIED_HEADERS = ("authorization", "content-type", "accept", "x-connect-authorization",
+                   "x-connect-request-signature-algorithm")
 _RETURNED_HEADERS = ("location", "content-type")
 
 
@@ -62,13 +66,18 @@ def forward_target(request: Request, error: NotLeaderError) -> str:
 
 async def forward_request(request: Request, error: NotLeaderError, *,
                           transport: httpx.AsyncBaseTransport | None = None,
-                          timeout: float = 90.0) -> Response:
-    """Replay ``request`` (method, body, Authorization) at the worker ``error`` names."""
+                          timeout: float = 90.0, ssl_context: ssl.SSLContext | None = None) -> Response:
+    """Replay ``request`` (method, body, Authorization) at the worker ``error`` names.
+
+    An https target is verified with ``ssl_context`` (the worker's REST TLS settings, which
+    also present its keystore as client certificate, as Kafka's ``RestClient`` does).
+    """
     url = forward_target(request, error)
     body = await request.body()
     headers = {k: v for k, v in request.headers.items() if k.lower() in _COPIED_HEADERS}
+    verify: ssl.SSLContext | bool = ssl_context if ssl_context is not None and url.startswith("https:") else True
     try:
-        async with httpx.AsyncClient(transport=transport, timeout=timeout) as client:
+        async with httpx.AsyncClient(transport=transport, timeout=timeout, verify=verify) as client:
             reply = await client.request(request.method, url, content=body, headers=headers)
     except httpx.HTTPError as exc:
         raise HerderError(f"IO Error trying to forward REST request: {exc}", status=500) from exc
@@ -106,7 +115,8 @@ class HerderRoute(APIRoute):
                 async with asyncio.timeout(timeout):
                     return await handler(request)
             except NotLeaderError as exc:
-                return await forward_request(request, exc, transport=state.forward_transport, timeout=timeout)
+                return await forward_request(request, exc, transport=state.forward_transport, timeout=timeout,
+                                             ssl_context=getattr(state, "forward_ssl_context", None))
             except TimeoutError:
                 raise HerderError(REQUEST_TIMED_OUT, status=500) from None
             except MAPPED_ERRORS:

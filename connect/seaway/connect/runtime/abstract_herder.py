@@ -5,7 +5,8 @@
 * Config validation (``validate_connector_config``): placeholders resolved, the framework
   definition enriched with the transforms/predicates (the definition
   :class:`~seaway.connect.runtime.connector_config.ConnectorConfig` later parses against),
-  sink/source cross-checks, the
+  sink/source cross-checks (KIP-618's ``exactly.once.support=required`` and
+  ``transaction.boundary=connector`` asked of the connector), the
   connector's own ``validate``, converter configs and the client override policy, merged into
   Kafka's ConfigInfos shape. Values are reported from the *unresolved* config, and PASSWORD
   values as ``[hidden]``, so validation never echoes a secret.
@@ -44,6 +45,7 @@ from seaway.connect.runtime.config import (
 )
 from seaway.connect.runtime.config_providers import REDACTOR, scrub
 from seaway.connect.runtime.connector_config import ConnectorConfig, connector_definition
+from seaway.connect.runtime.exactly_once_validation import validate_exactly_once
 from seaway.connect.runtime.herder import (
     BadRequestError,
     ConfigInfos,
@@ -174,10 +176,12 @@ class AbstractHerder(Herder):
         return scrub(format_trace(error), self.worker.secrets(connector))
 
     def _put(self, connector: str, state: State, trace: str | None = None) -> None:
-        self.status_store.put(connector, ConnectorState(state, self.worker_id, trace))
+        version = self.worker.connector_version(connector)  # Kafka 4.1+: statuses carry the plugin version
+        self.status_store.put(connector, ConnectorState(state, self.worker_id, trace, version))
 
     def _put_task(self, task_id: ConnectorTaskId, state: State, trace: str | None = None) -> None:
-        self.status_store.put_task(task_id, TaskState(task_id.task, state, self.worker_id, trace))
+        version = self.worker.task_version(task_id)
+        self.status_store.put_task(task_id, TaskState(task_id.task, state, self.worker_id, trace, version))
 
     def on_connector_startup(self, connector: str) -> None:
         self._put(connector, State.RUNNING)
@@ -268,6 +272,10 @@ class AbstractHerder(Herder):
         raise NotFoundError(f"Unknown plugin {plugin}.")
 
     # -- validation -----------------------------------------------------------------------------
+    def exactly_once_source_enabled(self) -> bool:
+        """Whether this worker runs source tasks exactly-once (distributed, ``exactly.once.source.support=enabled``)."""
+        return False
+
     def validate_sync(self, config: Mapping[str, str]) -> ConfigInfos:
         """Kafka's ``validateConnectorConfig`` (blocking: plugin code runs)."""
         class_name = config.get("connector.class")
@@ -281,12 +289,12 @@ class AbstractHerder(Herder):
         sink = issubclass(cls, SinkConnector)
         framework = connector_definition(self.plugins_registry, cls, resolved)
         values = {v.name: v for v in framework.validate(resolved)}
+        connector: Connector = cls()
         if sink:
             validate_sink_topics(resolved, values)
-        elif str(resolved.get("exactly.once.support", "")).lower() == "required":
-            values["exactly.once.support"].add_error_message(
-                "Seaway does not support exactly-once delivery for source connectors yet")
-        connector: Connector = cls()
+        else:
+            assert isinstance(connector, SourceConnector)
+            validate_exactly_once(connector, resolved, values, self.exactly_once_source_enabled())
         own = connector.config()
         if own is None:
             raise BadRequestError(f"{class_name}.config() must return a ConfigDef that is not null.")
@@ -308,8 +316,7 @@ class AbstractHerder(Herder):
             if name in keys or key.internal:
                 continue
             configs.append(self._entry(key.info().to_dict(), own_values.pop(name, None), config, key.type))
-        for value in {**values, **own_values}.values():
-            configs.append(self._entry(None, value, config, None))
+        configs.extend(self._entry(None, value, config, None) for value in {**values, **own_values}.values())
         groups = list(dict.fromkeys([*framework.groups(), *own.groups()]))
         error_count = sum(len((c["value"] or {}).get("errors", [])) for c in configs)
         return ConfigInfos(class_name, error_count, groups, configs)

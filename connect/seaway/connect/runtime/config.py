@@ -10,14 +10,15 @@ validation reports them by their full names.
 Keys of Seaway's own: ``plugin.allowlist`` (Python paths a config may name besides installed
 plugins: see :mod:`seaway.connect.runtime.plugins`) and ``rest.request.max.bytes`` (the REST
 body limit). Keys accepted for compatibility but not acted on: ``plugin.path`` (plugins are
-discovered through entry points instead), ``exactly.once.support`` / ``transaction.boundary`` (Seaway
-has no exactly-once source support yet: ``required`` is rejected at validation),
-``offsets.storage.topic`` (distributed mode only).
+discovered through entry points instead) and, in standalone mode, a connector's
+``offsets.storage.topic`` (Kafka ignores it there too). Exactly-once source support (KIP-618:
+``exactly.once.support``, ``transaction.boundary``) needs a distributed worker with
+``exactly.once.source.support=enabled``; a standalone worker refuses that key with any other
+value than ``disabled``, so nobody believes they have a guarantee they do not.
 """
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -31,6 +32,7 @@ from seaway.connect.api import (
     ConfigType,
     ConfigValue,
     Importance,
+    NonEmptyString,
     NonEmptyStringWithoutControlChars,
     Range,
     Validator,
@@ -40,8 +42,15 @@ from seaway.connect.api.config.validators import LambdaValidator
 from seaway.connect.converters import SimpleHeaderConverter
 from seaway.connect.runtime.herder import DEFAULT_REST_REQUEST_MAX_BYTES
 from seaway.connect.runtime.plugins import PluginKind, Plugins
+from seaway.connect.runtime.worker_security import (
+    WorkerClientSecurity,
+    check_rest_keys,
+    resolve_worker_placeholders,
+)
+from seaway.security.kafka_client import is_security_key
 
 __all__ = [
+    "EXACTLY_ONCE_SOURCE_SUPPORT",
     "PLUGIN_ALLOWLIST",
     "REST_REQUEST_MAX_BYTES",
     "StandaloneConfig",
@@ -93,6 +102,13 @@ def worker_config_def(plugins: Plugins, *, standalone: bool = True) -> ConfigDef
      .define("rest.advertised.host.name", ConfigType.STRING, None, None, _L, "Host name given to other workers.")
      .define("rest.advertised.port", ConfigType.INT, None, None, _L, "Port given to other workers.")
      .define("rest.advertised.listener", ConfigType.STRING, None, None, _L, "http or https.")
+     .define("admin.listeners", ConfigType.LIST, None, None, _L,
+             "Listeners of /admin/loggers (unset: the REST listeners; empty: none). HTTPS ones take "
+             "admin.listeners.https.ssl.* (all or nothing, else the ssl.* keys).")
+     .define("rest.extension.classes", ConfigType.LIST, "", None, _L,
+             "Only org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension: HTTP Basic "
+             "authentication from the JAAS file named by java.security.auth.login.config (a worker key, or "
+             "-Djava.security.auth.login.config=... in KAFKA_OPTS).")
      .define("plugin.path", ConfigType.LIST, None, None, _L,
              "Accepted for compatibility and ignored: plugins are discovered through Python entry points.")
      .define(PLUGIN_ALLOWLIST, ConfigType.LIST, "", None, _M,
@@ -130,11 +146,29 @@ class WorkerConfig(AbstractConfig):
     """A worker's typed configuration."""
 
     STANDALONE = False
+    client_security: WorkerClientSecurity
 
     def __init__(self, props: Mapping[str, Any], plugins: Plugins | None = None) -> None:
         self.plugins = plugins or Plugins()
         allow_listed(self.plugins, props)
+        props = resolve_worker_placeholders(props, self.plugins)  # ${file:...} secrets, as Kafka's worker
         super().__init__(worker_config_def(self.plugins, standalone=self.STANDALONE), props)
+        self._check_security()
+
+    def _check_security(self) -> None:
+        """Refuse to start on security settings Seaway cannot honour (ConfigError naming the key)."""
+        check_rest_keys(self.originals(), list(self.get("rest.extension.classes")))
+        self.client_security = WorkerClientSecurity(self.originals())
+
+    def security_client_config(self) -> dict[str, Any]:
+        """The worker's own clients' security settings (top-level keys), in librdkafka's names."""
+        return dict(self.client_security.translated)
+
+    def admin_client_config(self) -> dict[str, Any]:
+        """An admin client of the worker: bootstrap, the top-level security settings, then ``admin.*``."""
+        return self.client_security.translate(
+            {"bootstrap.servers": self.bootstrap_servers, **self.client_security.top_level,
+             **self.client_security.prefixed("admin.")}, "admin.")
 
     @property
     def bootstrap_servers(self) -> str:
@@ -143,13 +177,17 @@ class WorkerConfig(AbstractConfig):
     def ms(self, key: str) -> int:
         return int(self.get(key))
 
-    def client_props(self, prefix: str) -> dict[str, str]:
+    def client_props(self, prefix: str, *, security: bool = True) -> dict[str, str]:
         """Worker-level ``producer.*`` / ``consumer.*`` / ``admin.*`` (prefix stripped).
 
         Values are trimmed, as Kafka's clients trim every value they parse with their ConfigDef
         (librdkafka does not, and a properties file keeps a value's trailing white space).
+        ``security=False`` leaves out the security settings (the worker's own clients take the
+        top-level ones: :mod:`seaway.connect.runtime.worker_security`). Security settings are as
+        the user wrote them: translate the merged config with ``client_security.translate``.
         """
-        return {k: str(v).strip() for k, v in self.originals_with_prefix(prefix).items()}
+        props = self.client_security.prefixed(prefix)
+        return props if security else {k: v for k, v in props.items() if not is_security_key(k)}
 
     def converter_props(self, key: str) -> dict[str, Any]:
         return self.originals_with_prefix(key + ".")
@@ -168,7 +206,8 @@ class WorkerConfig(AbstractConfig):
         """(scheme, host, port) other workers and statuses see (Kafka's advertised URL rules)."""
         listener = urlsplit((self.get("listeners") or ["http://:8083"])[0])
         scheme = self.get("rest.advertised.listener") or listener.scheme or "http"
-        host = self.get("rest.advertised.host.name") or listener.hostname or socket.gethostname()
+        # a listener without a host binds (and so is reached at) 127.0.0.1: Seaway's loopback default
+        host = self.get("rest.advertised.host.name") or listener.hostname or "127.0.0.1"
         port = self.get("rest.advertised.port") or listener.port or 8083
         return str(scheme), str(host), int(port)
 
@@ -177,10 +216,26 @@ class WorkerConfig(AbstractConfig):
         return f"{host}:{port}"
 
 
+EXACTLY_ONCE_SOURCE_SUPPORT = "exactly.once.source.support"
+
+
 class StandaloneConfig(WorkerConfig):
-    """Standalone mode: adds the required ``offset.storage.file.filename``."""
+    """Standalone mode: adds the required ``offset.storage.file.filename``.
+
+    ``exactly.once.source.support`` is a distributed worker's key: Kafka's standalone worker
+    does not know it (and would only warn); here any value but ``disabled`` is an error
+    naming it, because a standalone worker has no transactions and no fencing to offer.
+    """
 
     STANDALONE = True
+
+    def __init__(self, props: Mapping[str, Any], plugins: Plugins | None = None) -> None:
+        value = props.get(EXACTLY_ONCE_SOURCE_SUPPORT)
+        if value is not None and str(value).strip().lower() != "disabled":
+            raise ConfigError.invalid(EXACTLY_ONCE_SOURCE_SUPPORT, value,
+                                      "exactly-once source support is only available in distributed mode "
+                                      "(seaway connect distributed), as in Kafka Connect")
+        super().__init__(props, plugins)
 
 
 # -- connector configs -----------------------------------------------------------------------
@@ -243,6 +298,11 @@ def sink_config_def(plugins: Plugins) -> ConfigDef:
     return d
 
 
+def _at_least_zero_or_null(name: str, value: Any) -> None:
+    if value is not None and value < 0:
+        raise ConfigError.invalid(name, value, "Value must be at least 0")
+
+
 def source_config_def(plugins: Plugins) -> ConfigDef:
     d = connector_config_def(plugins)
     (d.define("topic.creation.groups", ConfigType.LIST, "", None, _L, "Topic creation groups besides default.",
@@ -252,15 +312,25 @@ def source_config_def(plugins: Plugins) -> ConfigDef:
      .define("topic.creation.default.partitions", ConfigType.INT, None, None, _L,
              "Partitions of topics this connector creates (-1: broker default).", "Topic Creation", 2)
      .define("exactly.once.support", ConfigType.STRING, "requested",
-             CaseInsensitiveValidString.in_("requested", "required"), _L,
-             "Accepted; Seaway does not provide exactly-once source delivery yet.", "Exactly Once Support", 0)
+             CaseInsensitiveValidString.in_("requested", "required"), _M,
+             "requested or required. With 'required', creating or validating the connector fails unless this "
+             "worker has exactly.once.source.support=enabled and the connector declares it can give exactly-once "
+             "delivery with this config (SourceConnector.exactly_once_support).", "Exactly Once Support", 1,
+             display_name="Exactly once support")
      .define("transaction.boundary", ConfigType.STRING, "poll",
-             CaseInsensitiveValidString.in_("poll", "interval", "connector"), _L,
-             "Accepted; only meaningful with exactly-once support.", "Exactly Once Support", 1)
-     .define("transaction.boundary.interval.ms", ConfigType.LONG, None, None, _L, "Accepted.",
-             "Exactly Once Support", 2)
-     .define("offsets.storage.topic", ConfigType.STRING, None, None, _L,
-             "Per-connector offsets topic (distributed mode only).", "Offsets Topic", 0))
+             CaseInsensitiveValidString.in_("poll", "interval", "connector"), _M,
+             "With exactly-once support: 'poll' commits a transaction per batch the task returns from poll(), "
+             "'interval' every transaction.boundary.interval.ms, 'connector' when the task asks through its "
+             "TransactionContext (the connector must support it).", "Exactly Once Support", 2,
+             display_name="Transaction Boundary")
+     .define("transaction.boundary.interval.ms", ConfigType.LONG, None,
+             LambdaValidator(_at_least_zero_or_null, "[0,...]"), _L,
+             "With transaction.boundary=interval: how often to commit (default: the worker's "
+             "offset.flush.interval.ms).", "Exactly Once Support", 3, display_name="Transaction boundary interval")
+     .define("offsets.storage.topic", ConfigType.STRING, None, NonEmptyString(), _L,
+             "A separate offsets topic for this connector (created compacted if missing); empty: the worker's "
+             "offset.storage.topic. Distributed mode only: standalone mode ignores it, as Kafka does.",
+             "offsets.topic", 1, display_name="Offsets topic"))
     return d
 
 

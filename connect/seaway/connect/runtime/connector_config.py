@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any
 
-from seaway.connect.api import ConfigDef, ConfigError, Connector, SinkConnector
+from seaway.connect.api import ConfigDef, ConfigError, Connector, SinkConnector, TransactionBoundary
 from seaway.connect.runtime.config import enrich, sink_config_def, source_config_def
 from seaway.connect.runtime.plugins import PluginKind, Plugins
 
@@ -33,6 +33,7 @@ __all__ = [
     "CLIENTS",
     "ConnectorConfig",
     "ErrorHandling",
+    "ExactlyOnce",
     "PluginSpec",
     "PredicateSpec",
     "TopicCreation",
@@ -138,6 +139,29 @@ class TopicCreationGroup:
                 and not any(re.fullmatch(p, topic) for p in self.exclude))
 
 
+@dataclass(frozen=True, slots=True)
+class ExactlyOnce:
+    """A source connector's KIP-618 keys: what it asks for and where its transactions end.
+
+    Acted on only by a distributed worker with ``exactly.once.source.support=enabled``;
+    ``offsets_topic`` (``offsets.storage.topic``) by any distributed worker.
+    """
+
+    required: bool = False
+    transaction_boundary: TransactionBoundary = TransactionBoundary.POLL
+    transaction_boundary_interval_ms: int | None = None
+    offsets_topic: str | None = None
+
+    @classmethod
+    def parse(cls, values: Mapping[str, Any]) -> ExactlyOnce:
+        interval = values["transaction.boundary.interval.ms"]
+        topic = values["offsets.storage.topic"]
+        return cls(required=str(values["exactly.once.support"]).lower() == "required",
+                   transaction_boundary=TransactionBoundary(str(values["transaction.boundary"]).lower()),
+                   transaction_boundary_interval_ms=None if interval is None else int(interval),
+                   offsets_topic=str(topic).strip() or None if topic is not None else None)
+
+
 _GROUP_RESERVED = frozenset({"include", "exclude", "partitions", "replication.factor"})
 
 
@@ -191,7 +215,8 @@ class ConnectorConfig:
 
     ``raw`` is the config as stored (config-provider placeholders unresolved: what REST and
     logs show), ``props`` the resolved one (what ``Connector.start`` receives). Sink-only
-    fields are empty for a source connector, ``topic_creation`` is None for a sink.
+    fields are empty for a source connector, ``topic_creation`` is None and ``exactly_once`` the
+    defaults for a sink.
     """
 
     name: str
@@ -207,6 +232,7 @@ class ConnectorConfig:
     topics: tuple[str, ...]
     topics_regex: str
     topic_creation: TopicCreation | None
+    exactly_once: ExactlyOnce
     client_overrides: Mapping[str, Props]
     raw: Props
     props: Props
@@ -281,5 +307,6 @@ class ConnectorConfig:
             topics=tuple(values["topics"]) if sink else (),
             topics_regex=str(values["topics.regex"] or "") if sink else "",
             topic_creation=None if sink else TopicCreation.parse(values, props),
+            exactly_once=ExactlyOnce() if sink else ExactlyOnce.parse(values),
             client_overrides=MappingProxyType(overrides), raw=_frozen(props if raw is None else raw),
             props=_frozen(props), definition=definition)

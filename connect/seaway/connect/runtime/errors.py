@@ -118,8 +118,10 @@ class LogReporter(ErrorReporter):
     def __init__(self, task_id: str, include_messages: bool) -> None:
         self.task_id = task_id
         self.include_messages = include_messages
+        self.logged = 0  # task-error-metrics total-errors-logged
 
     def report(self, context: ProcessingContext) -> None:
+        self.logged += 1
         message = (f"Error encountered in task {self.task_id}. Executing stage '{context.stage}' "
                    f"with class '{context.executing_class}'")
         if self.include_messages and context.consumed is not None:
@@ -129,7 +131,7 @@ class LogReporter(ErrorReporter):
         elif self.include_messages and context.source_record is not None:
             message += f", where source record is = {context.source_record!r}"
         log.error("%s.", message, exc_info=context.error)
-        return None
+        return
 
 
 class DeadLetterQueueReporter(ErrorReporter):
@@ -141,6 +143,8 @@ class DeadLetterQueueReporter(ErrorReporter):
         self.context_headers = context_headers
         self.connector = connector
         self.task = task
+        self.produce_requests = 0  # task-error-metrics deadletterqueue-produce-requests / -failures
+        self.produce_failures = 0
         self._ensure_topic(admin_config, replication_factor)
         self.producer = Producer(producer_config)
         # Delivery callbacks run on a poller thread of our own, so a task may wait on a report's
@@ -176,6 +180,7 @@ class DeadLetterQueueReporter(ErrorReporter):
 
         def delivered(err: Any, _msg: Any) -> None:
             if err is not None:
+                self.produce_failures += 1
                 future.set_exception(ConnectError(f"Could not produce message to dead letter queue topic "
                                                   f"{self.topic}: {err}"))
             else:
@@ -185,6 +190,7 @@ class DeadLetterQueueReporter(ErrorReporter):
                                   "on_delivery": delivered}
         if raw.timestamp is not None and raw.timestamp >= 0:
             kwargs["timestamp"] = raw.timestamp
+        self.produce_requests += 1
         while True:
             try:
                 self.producer.produce(self.topic, **kwargs)
@@ -228,6 +234,9 @@ class RetryWithToleranceOperator:
         self.reporters = list(reporters)
         self.stopping = stopping or threading.Event()
         self.total_failures = 0
+        self.total_skipped = 0  # failures tolerated (task-error-metrics total-records-skipped)
+        self.total_retries = 0
+        self.last_error_ms = 0  # wall clock of the last failure (last-error-timestamp)
         self.pending: list[Future[None]] = []
 
     def execute(self, operation: Callable[[], T], stage: Stage, executing: object, *,
@@ -243,6 +252,7 @@ class RetryWithToleranceOperator:
                 attempt += 1
                 retriable = isinstance(error, RetriableError) or getattr(error, "retriable", False)
                 if retriable and not self.stopping.is_set() and self._backoff(attempt, deadline):
+                    self.total_retries += 1
                     continue
                 self.fail(stage, executing, error, consumed=consumed, source_record=source_record)
                 return False, None
@@ -254,9 +264,11 @@ class RetryWithToleranceOperator:
         ``any_stage``: tolerate whatever the stage (the errant record reporter's reports).
         """
         self.total_failures += 1
+        self.last_error_ms = time.time_ns() // 1_000_000
         retriable = isinstance(error, RetriableError) or getattr(error, "retriable", False)
         if not self.tolerate_all or not (any_stage or stage in TOLERABLE_STAGES or retriable):
             raise ToleranceExceeded("Tolerance exceeded in error handler") from error
+        self.total_skipped += 1
         context = ProcessingContext(stage, class_name(executing), error, consumed, source_record)
         for reporter in self.reporters:
             future = reporter.report(context)

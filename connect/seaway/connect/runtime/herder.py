@@ -51,6 +51,8 @@ DEFAULT_REST_REQUEST_MAX_BYTES = 1 << 20
 task-config record larger than about 1 MB would not fit Kafka's default ``message.max.bytes`` in
 the config topic anyway."""
 
+STANDALONE_NO_EXACTLY_ONCE = "Kafka Connect in standalone mode does not support exactly-once source connectors."
+
 MAX_CONNECTOR_NAME_LENGTH = 249
 """As Kafka's topic names: a connector name ends up in consumer group ids, client ids and URLs."""
 
@@ -168,35 +170,52 @@ class ConnectorInfo:
                 "tasks": [t.to_json() for t in self.tasks], "type": self.type.value}
 
 
+UNDEFINED_VERSION = "undefined"
+"""Kafka's ``PluginDesc.UNDEFINED_VERSION``: a version with this value is left out of JSON bodies."""
+
+
+def _state_json(out: dict[str, Any], state: State, worker_id: str, trace: str | None,
+                version: str | None) -> dict[str, Any]:
+    out["state"] = state.value
+    out["worker_id"] = worker_id
+    if trace:
+        out["trace"] = trace
+    if version != UNDEFINED_VERSION:
+        out["version"] = version
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class TaskState:
-    """One instance's state: ``{"id"?, "state", "worker_id", "trace"?}`` (trace omitted when empty)."""
+    """One instance's state: ``{"id"?, "state", "worker_id", "trace"?, "version"}``.
+
+    ``trace`` is omitted when empty. ``version`` (Kafka 4.1+, KIP-891) is the plugin version of
+    the running task, recorded with the status by the worker that runs it; null when that
+    worker did not know it (the task failed to instantiate, or an older worker wrote the
+    status), as Kafka shows it.
+    """
 
     id: int
     state: State
     worker_id: str
     trace: str | None = None
+    version: str | None = None
 
     def to_json(self, *, with_id: bool = True) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id} if with_id else {}
-        out["state"] = self.state.value
-        out["worker_id"] = self.worker_id
-        if self.trace:
-            out["trace"] = self.trace
-        return out
+        return _state_json({"id": self.id} if with_id else {}, self.state, self.worker_id, self.trace, self.version)
 
 
 @dataclass(frozen=True, slots=True)
 class ConnectorState:
+    """The connector instance's state; ``version`` as :class:`TaskState`'s, the connector's own."""
+
     state: State
     worker_id: str
     trace: str | None = None
+    version: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"state": self.state.value, "worker_id": self.worker_id}
-        if self.trace:
-            out["trace"] = self.trace
-        return out
+        return _state_json({}, self.state, self.worker_id, self.trace, self.version)
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,11 +280,11 @@ class ConfigInfos:
 
     def error_messages(self) -> list[str]:
         """``"<key>: <error>"`` lines, as Kafka lists them in a 400 for an invalid config."""
-        out = []
+        out: list[str] = []
         for entry in self.configs:
             value = entry.get("value") or {}
-            for err in value.get("errors", []):
-                out.append(f"{value.get('name')}: {err}" if value.get("name") else str(err))
+            out.extend(f"{value.get('name')}: {err}" if value.get("name") else str(err)
+                       for err in value.get("errors", []))
         return out
 
 
@@ -378,6 +397,12 @@ class Herder(abc.ABC):
 
     @abc.abstractmethod
     async def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos: ...
+
+    async def fence_zombies(self, name: str, body: bytes, signature: str | None, algorithm: str | None) -> None:
+        """``PUT /connectors/{c}/fence`` (internal, KIP-618): fence the producers of every older generation of an
+        exactly-once source connector's tasks, then record it. Distributed mode only (Kafka's standalone
+        herder refuses it with this message, as a 500)."""
+        raise HerderError(STANDALONE_NO_EXACTLY_ONCE, status=500)
 
     # -- topics tracking and offsets (KIP-558, KIP-875) ----------------------------------
     @abc.abstractmethod

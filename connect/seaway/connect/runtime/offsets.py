@@ -6,6 +6,8 @@ tombstone). JSON is written with sorted keys, so a partition dict maps to the sa
 whatever its insertion order.
 
 * :class:`MemoryOffsetBackingStore`: tests and embedded use.
+* :class:`ConnectorOffsetBackingStore`: a connector's own ``offsets.storage.topic`` in front of
+  the worker's store (distributed mode).
 * :class:`FileOffsetBackingStore`: standalone mode. The whole map is rewritten on every
   flush to a temp file, fsynced and renamed over the old one (then the directory is fsynced),
   so a crash leaves either the previous or the new offsets, never a torn file.
@@ -20,6 +22,7 @@ offsets of records the producer has acknowledged.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 import threading
@@ -30,6 +33,7 @@ from typing import Any
 from seaway.connect.api import DataError, OffsetStorageReader
 
 __all__ = [
+    "ConnectorOffsetBackingStore",
     "FileOffsetBackingStore",
     "MemoryOffsetBackingStore",
     "OffsetBackingStore",
@@ -39,6 +43,8 @@ __all__ = [
     "encode_key",
     "validate_offset_map",
 ]
+
+log = logging.getLogger(__name__)
 
 _PRIMITIVES = (str, int, float, bool, type(None))
 
@@ -201,6 +207,53 @@ class OffsetStorageWriter:
             if self._to_flush is not None:
                 self._to_flush.update(self._data)
                 self._data, self._to_flush = self._to_flush, None
+
+    def flushing(self) -> dict[bytes, bytes | None]:
+        """The snapshot :meth:`begin_flush` took, as offsets-topic keys and values (exactly-once tasks
+        write it themselves, inside their transaction, then call :meth:`flushed` or :meth:`cancel_flush`)."""
+        with self._lock:
+            return dict(self._to_flush or {})
+
+    def flushed(self) -> None:
+        """The snapshot is durable (its transaction committed): forget it."""
+        with self._lock:
+            self._to_flush = None
+
+
+class ConnectorOffsetBackingStore(OffsetBackingStore):
+    """A connector's own ``offsets.storage.topic`` in front of the worker's offsets (Kafka's class of this name).
+
+    Reads look in the connector's store first and fall back to the worker's for keys it lacks
+    (offsets written before the connector got its own topic). Writes go to the connector's
+    store, then to the worker's, so tools reading the worker's topic still see them (a
+    failure of that second write is logged, not raised: the primary copy is durable).
+    """
+
+    def __init__(self, primary: OffsetBackingStore, secondary: OffsetBackingStore) -> None:
+        super().__init__()
+        self.primary = primary
+        self.secondary = secondary
+
+    def get(self, keys: Iterable[bytes]) -> dict[bytes, bytes | None]:
+        keys = list(keys)
+        found = self.primary.get(keys)
+        missing = [k for k in keys if found.get(k) is None]
+        if missing:
+            found.update({k: v for k, v in self.secondary.get(missing).items() if v is not None})
+        return found
+
+    def set(self, values: Mapping[bytes, bytes | None]) -> None:
+        self.primary.set(values)
+        try:
+            self.secondary.set(values)
+        except Exception:
+            log.exception("Failed to write offsets to the worker's offsets topic too (the connector's topic has "
+                          "them)")
+
+    def connector_partitions(self, connector: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        out = {encode_key(connector, p): (p, o) for p, o in self.secondary.connector_partitions(connector)}
+        out.update({encode_key(connector, p): (p, o) for p, o in self.primary.connector_partitions(connector)})
+        return list(out.values())
 
 
 class OffsetStorageReaderImpl(OffsetStorageReader):

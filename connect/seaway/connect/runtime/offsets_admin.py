@@ -1,7 +1,8 @@
 """Reading, altering and resetting a connector's offsets (KIP-875), for ``/connectors/{c}/offsets``.
 
-Source connectors: the partitions/offsets in the worker's offset store, as the connector wrote
-them. Sink connectors: the committed offsets of the connector's consumer group
+Source connectors: the partitions/offsets in the connector's offset store (the worker's, or
+its own ``offsets.storage.topic`` in front of it), as the connector wrote them. Sink
+connectors: the committed offsets of the connector's consumer group
 (``connect-<name>`` unless ``consumer.override.group.id``), shown as
 ``{"kafka_topic", "kafka_partition"}`` -> ``{"kafka_offset"}`` and altered through the admin
 client. The connector's ``alter_offsets`` hook is consulted first and may veto.
@@ -61,9 +62,7 @@ class OffsetsAdmin:
         self.herder = herder
 
     def _admin(self) -> AdminClient:
-        config: dict[str, Any] = {"bootstrap.servers": self.herder.worker_config.bootstrap_servers}
-        config.update(self.herder.worker_config.client_props("admin."))
-        return AdminClient(config)
+        return AdminClient(self.herder.worker_config.admin_client_config())
 
     def read(self, name: str, raw: Mapping[str, str]) -> ConnectorOffsets:
         """The offsets of the connector whose stored config is ``raw``."""
@@ -71,7 +70,7 @@ class OffsetsAdmin:
 
     def _read(self, name: str, config: ConnectorConfig) -> ConnectorOffsets:
         if not config.is_sink:
-            return ConnectorOffsets(self.herder.worker.offset_store.connector_partitions(name))
+            return ConnectorOffsets(self.herder.worker.offset_store_for(config).connector_partitions(name))
         group = config.consumer_group
         admin = self._admin()  # keep a reference: futures never complete once the client is gone
         futures = admin.list_consumer_group_offsets([ConsumerGroupTopicPartitions(group)])
@@ -96,8 +95,9 @@ class OffsetsAdmin:
         if isinstance(connector, SinkConnector):
             return self._alter_sink(name, config, resolved, connector, offsets, verb)
         assert isinstance(connector, SourceConnector)
+        store = worker.offset_store_for(config)
         if offsets is None:
-            offsets = [(p, None) for p, _ in worker.offset_store.connector_partitions(name)]
+            offsets = [(p, None) for p, _ in store.connector_partitions(name)]
         for partition, offset in offsets:
             try:
                 validate_offset_map("Key", partition)
@@ -108,7 +108,7 @@ class OffsetsAdmin:
             by_connector = bool(connector.alter_offsets(resolved, offsets))
         except Exception as e:
             raise BadRequestError(f"Failed to alter offsets for connector {name}: {e}") from e
-        worker.offset_store.set({encode_key(name, p): None if o is None else
+        store.set({encode_key(name, p): None if o is None else
                                  json.dumps(o, sort_keys=True, separators=(",", ":")).encode()
                                  for p, o in offsets})
         return _message(by_connector, verb)

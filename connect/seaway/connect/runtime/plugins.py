@@ -57,7 +57,8 @@ from seaway.connect.api.config import ClassAllowlist, allow_class_names, import_
 from seaway.connect.runtime.config_providers import REDACTOR
 from seaway.connect.runtime.herder import PluginDesc
 
-__all__ = ["KAFKA_PACKAGES", "PluginKind", "Plugins", "installed_fingerprint", "plugin_class_name"]
+__all__ = ["KAFKA_EQUIVALENT_PACKAGES", "KAFKA_PACKAGES", "PluginKind", "Plugins", "installed_fingerprint",
+           "plugin_class_name", "task_class_name"]
 
 log = logging.getLogger(__name__)
 log.addFilter(REDACTOR)
@@ -109,6 +110,28 @@ class PluginKind(enum.Enum):
 def plugin_class_name(cls: type) -> str:
     """The name ``GET /connector-plugins`` shows: the Python path, ``$`` for nested classes."""
     return f"{cls.__module__}.{cls.__qualname__.replace('.', '$')}"
+
+
+KAFKA_EQUIVALENT_PACKAGES = {
+    "seaway.connectors.file": "org.apache.kafka.connect.file",
+    "seaway.connectors.mirror": "org.apache.kafka.connect.mirror",
+}
+"""Seaway's packages that implement Kafka's own connectors, under the same simple class names."""
+
+
+def task_class_name(cls: type) -> str:
+    """The ``task.class`` a task config carries (Kafka's ``TaskConfig.TASK_CLASS_CONFIG``).
+
+    For Seaway's versions of Kafka's own connectors (FileStream, MirrorMaker 2) it is Kafka's
+    class name (``org.apache.kafka.connect.file.FileStreamSourceTask``), which tools written
+    for Kafka Connect recognise; for any other plugin its Python path, the form
+    ``GET /connector-plugins`` shows (:func:`plugin_class_name`). Seaway itself never loads a
+    task from this value: a task is always its connector's ``task_class()``.
+    """
+    for ours, kafka in KAFKA_EQUIVALENT_PACKAGES.items():
+        if cls.__module__ == ours or cls.__module__.startswith(ours + "."):
+            return f"{kafka}.{cls.__qualname__.replace('.', '$')}"
+    return plugin_class_name(cls)
 
 
 def installed_fingerprint() -> tuple[tuple[str, int], ...]:

@@ -73,7 +73,7 @@ class StandaloneHerder(AbstractHerder):
         log.info("Herder started (worker %s, Kafka cluster %s)", self.worker_id, self._cluster_id)
 
     def _lookup_cluster_id(self) -> str:
-        admin = AdminClient({"bootstrap.servers": self.worker_config.bootstrap_servers})
+        admin = AdminClient(self.worker_config.admin_client_config())
         return str(admin.list_topics(timeout=30).cluster_id or "")
 
     async def stop(self) -> None:

@@ -11,6 +11,17 @@ calls them through ``asyncio.to_thread``, never on the event loop.
 
 Client configs follow Kafka's precedence: framework defaults < worker ``producer.*`` /
 ``consumer.*`` / ``admin.*`` < connector ``*.override.*`` (when the override policy allows).
+Sink consumers default to ``isolation.level=read_committed`` (Kafka's consumers default to
+read_uncommitted): a sink then never delivers records of aborted transactions, such as
+those an exactly-once source task was writing when it crashed. A worker or connector
+``consumer.*`` setting still overrides it.
+
+Exactly-once source tasks (:mod:`.exactly_once_source_task`) are built when the herder
+passes an :class:`~seaway.connect.runtime.exactly_once_source_task.ExactlyOnceSetup`
+(distributed mode with ``exactly.once.source.support=enabled``). A source connector's own
+``offsets.storage.topic`` gets a store from :attr:`Worker.connector_offsets_factory` (set by
+the distributed herder; standalone mode ignores the key, as Kafka does), shared by every
+connector and task naming that topic, in front of the worker's store.
 """
 
 from __future__ import annotations
@@ -38,20 +49,29 @@ from seaway.connect.runtime.errors import (
     LogReporter,
     RetryWithToleranceOperator,
 )
+from seaway.connect.runtime.exactly_once_source_task import ExactlyOnceSetup, ExactlyOnceWorkerSourceTask
 from seaway.connect.runtime.herder import ConnectorTaskId, TargetState
-from seaway.connect.runtime.offsets import OffsetBackingStore, OffsetStorageReaderImpl, OffsetStorageWriter
-from seaway.connect.runtime.plugins import PluginKind, Plugins
+from seaway.connect.runtime.offsets import (
+    ConnectorOffsetBackingStore,
+    OffsetBackingStore,
+    OffsetStorageReaderImpl,
+    OffsetStorageWriter,
+)
+from seaway.connect.runtime.plugins import PluginKind, Plugins, task_class_name
 from seaway.connect.runtime.task_setup import TaskSetup
 from seaway.connect.runtime.transformation_chain import build_chain
-from seaway.connect.runtime.worker_connector import ConnectorStatusListener, WorkerConnector
+from seaway.connect.runtime.worker_connector import ConnectorStatusListener, WorkerConnector, plugin_version
 from seaway.connect.runtime.worker_sink_task import WorkerSinkTask
 from seaway.connect.runtime.worker_source_task import WorkerSourceTask
 from seaway.connect.runtime.worker_task import TaskStatusListener, WorkerTask
 
-__all__ = ["StatusListener", "Worker", "reverse_transform"]
+__all__ = ["TASK_CLASS_CONFIG", "StatusListener", "Worker", "reverse_transform"]
 
 log = logging.getLogger(__name__)
 log.addFilter(REDACTOR)
+
+TASK_CLASS_CONFIG = "task.class"
+"""Kafka's ``TaskConfig.TASK_CLASS_CONFIG``: the task's class, in every task config."""
 
 
 class StatusListener(ConnectorStatusListener, TaskStatusListener, Protocol):
@@ -85,8 +105,14 @@ class Worker:
         self._lock = threading.RLock()
         self.connectors: dict[str, WorkerConnector] = {}
         self.tasks: dict[ConnectorTaskId, WorkerTask] = {}
+        self._retiring: dict[str | ConnectorTaskId, str | None] = {}  # versions of instances being stopped
         self._secrets: dict[str, frozenset[str]] = {}
         self.on_reconfigure: Callable[[str], None] = lambda name: None
+        self.connector_offsets_factory: Callable[[str], OffsetBackingStore] | None = None
+        """Distributed mode: a started store for a connector's own ``offsets.storage.topic``."""
+        self.offsets_topic: str | None = None
+        """Distributed mode: the worker's ``offset.storage.topic`` (a connector naming it needs no store of its own)."""
+        self._connector_stores: dict[str, OffsetBackingStore] = {}
         providers: dict[str, ConfigProvider] = {}
         for name, (cls_name, params) in config.provider_configs().items():
             provider = self.plugins.new_instance(PluginKind.CONFIG_PROVIDER, cls_name)
@@ -106,6 +132,10 @@ class Worker:
         self.stop_and_await_tasks(ids)
         for name in names:
             self.stop_and_await_connector(name)
+        with self._lock:
+            stores, self._connector_stores = list(self._connector_stores.values()), {}
+        for store in stores:
+            store.stop()
         self.offset_store.stop()
         for provider in self.transformer.providers.values():
             provider.close()
@@ -133,6 +163,30 @@ class Worker:
         """
         return ConnectorConfig.parse(self.plugins, self.resolve(name, raw).data, raw=raw, name=name)
 
+    # -- offsets --------------------------------------------------------------------------------
+    def offsets_topic_of(self, config: ConnectorConfig) -> str | None:
+        """The topic a source connector's offsets are written to in distributed mode (None: standalone)."""
+        return config.exactly_once.offsets_topic or self.offsets_topic
+
+    def offset_store_for(self, config: ConnectorConfig) -> OffsetBackingStore:
+        """The store holding ``config``'s source offsets: the worker's, or its own topic in front of it.
+
+        Blocking the first time a topic is named (the topic is created if missing and read).
+        """
+        topic = config.exactly_once.offsets_topic
+        factory = self.connector_offsets_factory
+        if config.is_sink or topic is None or factory is None or topic == self.offsets_topic:
+            return self.offset_store
+        with self._lock:
+            store = self._connector_stores.get(topic)
+        if store is None:
+            created = factory(topic)
+            with self._lock:
+                store = self._connector_stores.setdefault(topic, created)
+            if store is not created:
+                created.stop()
+        return ConnectorOffsetBackingStore(store, self.offset_store)
+
     # -- connectors -----------------------------------------------------------------------------
     def start_connector(self, config: ConnectorConfig, target: TargetState) -> bool:
         name = config.name
@@ -140,7 +194,7 @@ class Worker:
             if name in self.connectors:
                 raise RuntimeError(f"Connector {name} already running on this worker")
         try:
-            reader = OffsetStorageReaderImpl(self.offset_store, name)
+            reader = OffsetStorageReaderImpl(self.offset_store_for(config), name)
             worker_connector = WorkerConnector(config, config.connector_class(), self.listener, reader,
                                                lambda n: self.on_reconfigure(n))
         except Exception as e:
@@ -153,7 +207,12 @@ class Worker:
         return worker_connector.transition_to(target)
 
     def connector_task_configs(self, name: str) -> list[dict[str, str]]:
-        """The running connector's task configs (``tasks.max`` of the config it runs with), placeholders put back."""
+        """The running connector's task configs (``tasks.max`` of the config it runs with), placeholders put back.
+
+        As Kafka's ``Worker.connectorTaskConfigs``, each carries ``task.class`` (see
+        :func:`task_class_name`) and, for a connector configured with them, ``topics`` /
+        ``topics.regex``.
+        """
         with self._lock:
             worker_connector = self.connectors.get(name)
         if worker_connector is None or not worker_connector.running:
@@ -163,13 +222,34 @@ class Worker:
         if config.tasks_max_enforce and len(configs) > config.tasks_max:
             raise RuntimeError(f"The connector {name} has generated {len(configs)} tasks, which is greater than "
                                f"{config.tasks_max}, the maximum number of tasks it is configured to create.")
-        return reverse_transform(config.raw, config.props, configs)
+        extra = {TASK_CLASS_CONFIG: task_class_name(worker_connector.connector.task_class())}
+        extra.update((key, config.props[key]) for key in ("topics", "topics.regex") if key in config.props)
+        return reverse_transform(config.raw, config.props, [{**c, **extra} for c in configs])
 
     def stop_and_await_connector(self, name: str) -> None:
         with self._lock:
             worker_connector = self.connectors.pop(name, None)
+            if worker_connector is not None:
+                self._retiring[name] = worker_connector.version
         if worker_connector is not None:
-            worker_connector.shutdown()
+            try:
+                worker_connector.shutdown()
+            finally:
+                with self._lock:
+                    self._retiring.pop(name, None)
+
+    def connector_version(self, name: str) -> str | None:
+        """The plugin version of connector ``name`` on this worker (Kafka's ``Worker.connectorVersion``):
+        what its statuses carry, None when it does not run here."""
+        with self._lock:
+            worker_connector = self.connectors.get(name)
+            return worker_connector.version if worker_connector is not None else self._retiring.get(name)
+
+    def task_version(self, task_id: ConnectorTaskId) -> str | None:
+        """The plugin version of task ``task_id`` on this worker, as :meth:`connector_version`."""
+        with self._lock:
+            task = self.tasks.get(task_id)
+            return task.version if task is not None else self._retiring.get(task_id)
 
     def set_target_state(self, name: str, target: TargetState) -> None:
         with self._lock:
@@ -187,13 +267,17 @@ class Worker:
 
     # -- tasks ----------------------------------------------------------------------------------
     def start_task(self, task_id: ConnectorTaskId, config: ConnectorConfig, raw_task: Mapping[str, str],
-                   target: TargetState) -> bool:
-        """Start one task of ``config``'s connector; ``raw_task`` is its stored task config (placeholders kept)."""
+                   target: TargetState, exactly_once: ExactlyOnceSetup | None = None) -> bool:
+        """Start one task of ``config``'s connector; ``raw_task`` is its stored task config (placeholders kept).
+
+        ``exactly_once`` (source tasks of a worker with exactly-once support) makes it an
+        :class:`ExactlyOnceWorkerSourceTask`.
+        """
         with self._lock:
             if task_id in self.tasks:
                 raise RuntimeError(f"Task {task_id} already running on this worker")
         try:
-            worker_task = self._build_task(task_id, config, raw_task, target)
+            worker_task = self._build_task(task_id, config, raw_task, target, exactly_once)
         except Exception as e:
             log.error("Failed to start task %s", task_id, exc_info=e)
             self.listener.on_task_failure(task_id, e)
@@ -204,7 +288,7 @@ class Worker:
         return True
 
     def _build_task(self, task_id: ConnectorTaskId, cc: ConnectorConfig, raw_task: Mapping[str, str],
-                    target: TargetState) -> WorkerTask:
+                    target: TargetState, exactly_once: ExactlyOnceSetup | None = None) -> WorkerTask:
         name = task_id.connector
         task_config = self.resolve(name, raw_task).data
         task = cc.connector_class().task_class()()
@@ -235,12 +319,26 @@ class Worker:
         else:
             assert isinstance(task, SourceTask)
             producer = self._client_config("producer", cc, f"connector-producer-{task_id}")
-            worker_task = WorkerSourceTask(
-                task_id, task, setup, producer, self._client_config("admin", cc, f"connector-adminclient-{task_id}"),
-                OffsetStorageWriter(self.offset_store, name), OffsetStorageReaderImpl(self.offset_store, name),
-                self.listener, target, cc.topic_creation if self.config.get("topic.creation.enable") else None)
+            store = self.offset_store_for(cc)
+            args = (task_id, task, setup, producer,
+                    self._client_config("admin", cc, f"connector-adminclient-{task_id}"),
+                    OffsetStorageWriter(store, name), OffsetStorageReaderImpl(store, name), self.listener, target,
+                    cc.topic_creation if self.config.get("topic.creation.enable") else None)
+            if exactly_once is None:
+                worker_task = WorkerSourceTask(*args)
+            else:
+                eos = cc.exactly_once
+                interval = eos.transaction_boundary_interval_ms
+                worker_task = ExactlyOnceWorkerSourceTask(
+                    *args, exactly_once=exactly_once, boundary=eos.transaction_boundary,
+                    interval_ms=self.config.ms("offset.flush.interval.ms") if interval is None else interval)
         worker_task.stopping = stopping
+        worker_task.version = plugin_version(task)
         return worker_task
+
+    def producer_config(self, cc: ConnectorConfig, client_id: str) -> dict[str, Any]:
+        """A producer's settings for ``cc`` (framework defaults, worker ``producer.*``, connector overrides)."""
+        return self._client_config("producer", cc, client_id)
 
     def _client_config(self, client: str, cc: ConnectorConfig, client_id: str) -> dict[str, Any]:
         props: dict[str, Any] = {"bootstrap.servers": self.config.bootstrap_servers, "client.id": client_id}
@@ -254,11 +352,13 @@ class Worker:
             # and then idles for up to a second (measured: 0.6 s stalls in bench/lake_sink.py).
             # Kafka's Java consumer fetches again as soon as poll() has drained its buffer.
             props.update({"enable.auto.commit": "false", "auto.offset.reset": "earliest",
-                          "fetch.queue.backoff.ms": "10"})
+                          "fetch.queue.backoff.ms": "10", "isolation.level": "read_committed"})
+        if client == "admin":  # Kafka: a connector's admin client starts from the top-level settings
+            props.update(self.config.client_security.top_level)
         props.update(self.config.client_props(client + "."))
         if str(self.config.get("connector.client.config.override.policy")) != "None":
             props.update(cc.client_overrides[client])
-        return props
+        return self.config.client_security.translate(props)  # Java's security names -> librdkafka's
 
     def _converter_class(self, spec: PluginSpec | None, key: str) -> tuple[Any, dict[str, Any]]:
         """The connector's converter (class, props), else the worker's ``key``."""
@@ -282,13 +382,19 @@ class Worker:
         """Signal every task, then join them within ``task.shutdown.graceful.timeout.ms`` in total."""
         with self._lock:
             tasks = [(i, self.tasks.pop(i)) for i in ids if i in self.tasks]
-        for _, task in tasks:
-            task.stop()
-        deadline = time.monotonic() + self.config.ms("task.shutdown.graceful.timeout.ms") / 1000
-        for task_id, task in tasks:
-            if not task.await_stop(deadline - time.monotonic()):
-                log.error("Graceful stop of task %s failed.", task_id)
-                task.cancel()
+            self._retiring.update((i, task.version) for i, task in tasks)  # their last statuses carry it
+        try:
+            for _, task in tasks:
+                task.stop()
+            deadline = time.monotonic() + self.config.ms("task.shutdown.graceful.timeout.ms") / 1000
+            for task_id, task in tasks:
+                if not task.await_stop(deadline - time.monotonic()):
+                    log.error("Graceful stop of task %s failed.", task_id)
+                    task.cancel()
+        finally:
+            with self._lock:
+                for task_id, _ in tasks:
+                    self._retiring.pop(task_id, None)
 
     def task_ids(self, connector: str | None = None) -> list[ConnectorTaskId]:
         with self._lock:

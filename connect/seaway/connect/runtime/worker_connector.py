@@ -20,13 +20,15 @@ from seaway.connect.api import (
     SinkConnectorContext,
     SourceConnector,
     SourceConnectorContext,
+    Task,
 )
 from seaway.connect.runtime.config_providers import REDACTOR
 from seaway.connect.runtime.connector_config import ConnectorConfig
 from seaway.connect.runtime.herder import TargetState
 from seaway.connect.runtime.offsets import OffsetStorageReaderImpl
+from seaway.log_setup import connector_context
 
-__all__ = ["ConnectorStatusListener", "WorkerConnector"]
+__all__ = ["ConnectorStatusListener", "WorkerConnector", "plugin_version"]
 
 log = logging.getLogger(__name__)
 log.addFilter(REDACTOR)
@@ -42,6 +44,20 @@ class ConnectorStatusListener(Protocol):
     def on_connector_failure(self, connector: str, error: BaseException) -> None: ...
 
     def on_connector_shutdown(self, connector: str) -> None: ...
+
+
+def plugin_version(plugin: Connector | Task) -> str | None:
+    """``plugin.version()``, read once per instance as Kafka's ``WorkerConnector``/``WorkerTask`` do.
+
+    Statuses carry it (``GET /connectors/{c}/status``). A plugin whose ``version()`` raises or
+    answers no string still runs (Kafka would fail it): its statuses show a null version.
+    """
+    try:
+        version = plugin.version()
+    except Exception as e:
+        log.warning("%s.version() failed: %s", type(plugin).__name__, e)
+        return None
+    return version if isinstance(version, str) else None
 
 
 class _State(enum.Enum):
@@ -84,6 +100,7 @@ class WorkerConnector:
         self._lock = threading.RLock()
         self._state = _State.INIT
         self.cancelled = False
+        self.version = plugin_version(connector)
         context: ConnectorContext = _Context(self)
         connector.initialize(context)
 
@@ -113,7 +130,8 @@ class WorkerConnector:
         if self._state is _State.STARTED:
             return True
         try:
-            self.connector.start(dict(self.config.props))  # a dict of its own, as Kafka's contract has it
+            with connector_context(self.name, "worker"):  # "[name|worker] " on its log lines, as Kafka's MDC
+                self.connector.start(dict(self.config.props))  # a dict of its own, as Kafka's contract has it
         except Exception as e:
             log.error("%s Error while starting connector", self.name, exc_info=e)
             self._state = _State.FAILED
@@ -136,7 +154,8 @@ class WorkerConnector:
 
     def _stop_connector(self) -> None:
         try:
-            self.connector.stop()
+            with connector_context(self.name, "worker"):
+                self.connector.stop()
         except Exception as e:
             log.error("%s Error while stopping connector", self.name, exc_info=e)
             self._state = _State.FAILED

@@ -13,8 +13,11 @@ happens on the task thread, rebalance callbacks included (they run inside ``cons
 Consumer error events that librdkafka does not flag fatal (the subscribed topic does not exist
 yet, a broker is unreachable, all brokers are down) are logged and ridden out, as Kafka
 Connect's sink tasks wait in ``poll``: a sink created before its topic starts consuming when
-the topic appears (librdkafka looks the missing topic up again within seconds). Only fatal
-errors (e.g. a fenced or invalid consumer) fail the task.
+the topic appears (librdkafka looks the missing topic up again within seconds). Fatal errors
+(e.g. a fenced or invalid consumer) fail the task, and so do the errors Kafka's consumer
+throws from ``poll`` that librdkafka only reports and retries (:data:`FAILS_TASK`): a
+principal without READ on the topic or the group, or failed authentication, would otherwise
+leave the task RUNNING and idle forever.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from seaway.connect import converters
 from seaway.connect.api import (
+    ConnectError,
     Header,
     Headers,
     OffsetAndMetadata,
@@ -53,6 +57,13 @@ __all__ = ["WorkerSinkTask", "WorkerSinkTaskContext"]
 log = logging.getLogger(__name__)
 log.addFilter(REDACTOR)
 
+FAILS_TASK: dict[int, str] = {
+    KafkaError.TOPIC_AUTHORIZATION_FAILED: "the connector's consumer principal needs READ (and DESCRIBE) on the topic",
+    KafkaError.GROUP_AUTHORIZATION_FAILED: "the connector's consumer principal needs READ on its consumer group",
+    KafkaError._AUTHENTICATION: "the broker refused the consumer's credentials",
+}
+"""Consumer errors that fail the task with this hint, as Kafka Connect's ``WorkerSinkTask`` fails on
+``TopicAuthorizationException``, ``GroupAuthorizationException`` and ``AuthenticationException``."""
 CONSUMER_ERROR_LOG_INTERVAL_S = 30.0
 """How often one kind of non-fatal consumer error is logged at WARNING (the rest go to DEBUG)."""
 _TS_TYPES = {0: TimestampType.NO_TIMESTAMP_TYPE, 1: TimestampType.CREATE_TIME, 2: TimestampType.LOG_APPEND_TIME}
@@ -277,6 +288,8 @@ class WorkerSinkTask(WorkerTask):
             self.setup.operator.pending = [f for f in self.setup.operator.pending if not f.done()]
         if not messages:
             return []
+        if self.metrics is not None:
+            self.metrics.batch(len(messages))
         if self._columnar:
             batch = self.convert_columns(messages)
             if batch is not None:
@@ -460,6 +473,7 @@ class WorkerSinkTask(WorkerTask):
 
     def deliver(self, records: Sequence[SinkRecord]) -> None:
         """``put`` a batch; on RetriableError pause everything and schedule redelivery of the same batch."""
+        started = time.perf_counter_ns()
         try:
             self.task.put(records)
         except RetriableError as e:
@@ -470,6 +484,8 @@ class WorkerSinkTask(WorkerTask):
             self.redelivering = records
             self._redeliver_at = time.monotonic() + self.retry_timeout_ms / 1000
             return
+        if self.metrics is not None and records:
+            self.metrics.put_done(len(records), started)
         if self.redelivering is not None:
             self.redelivering = None
             if not self.paused:
@@ -499,6 +515,7 @@ class WorkerSinkTask(WorkerTask):
         """pre_commit, then a synchronous group commit of what it returned (changed partitions only)."""
         self.commit_requested = False
         self._next_commit = time.monotonic() + self.setup.offset_flush_interval_ms / 1000
+        started = time.perf_counter_ns()
         consumer = self.consumer
         if consumer is None:
             return
@@ -514,6 +531,8 @@ class WorkerSinkTask(WorkerTask):
         changed = {tp: o for tp, o in to_commit.items()
                    if tp in self.assignment and self.last_committed.get(tp) != o}
         if not changed:
+            if self.metrics is not None:
+                self.metrics.commit_skipped()
             return
         try:
             consumer.commit(offsets=[_kafka_tp(tp, o)
@@ -521,6 +540,11 @@ class WorkerSinkTask(WorkerTask):
             self.last_committed.update(changed)
         except KafkaException as e:
             log.warning("%s Offset commit failed: %s", self.id, e)
+            if self.metrics is not None:
+                self.metrics.commit_done(started, False)
+        else:
+            if self.metrics is not None:
+                self.metrics.commit_done(started, True)
 
     def _encode(self, record: SinkRecord) -> RawRecord:
         """A SinkRecord back to bytes with the task's converters (for errant-record reports)."""
@@ -541,7 +565,8 @@ def _kafka_tp(tp: TopicPartition, offset: OffsetAndMetadata) -> KafkaTopicPartit
 
 
 def _check_consumer_error(msg: Any, task: object, last_logged: dict[int, float]) -> None:
-    """A consumed error event: a fatal one fails the task; any other is logged and ridden out.
+    """A consumed error event: a fatal one, or one of :data:`FAILS_TASK`, fails the task; any
+    other is logged and ridden out.
 
     librdkafka reports transient trouble (unknown topic, broker down, transport errors) as
     error events and keeps retrying by itself, so failing the task on them would kill a sink
@@ -555,6 +580,11 @@ def _check_consumer_error(msg: Any, task: object, last_logged: dict[int, float])
         return
     if err.fatal():
         raise KafkaException(err)
+    hint = FAILS_TASK.get(code)
+    if hint is not None:
+        topic = msg.topic()
+        raise ConnectError(f"{task} Consumer error {err.name()}{f' on topic {topic}' if topic else ''}: "
+                           f"{err.str()} ({hint})") from KafkaException(err)
     now = time.monotonic()
     if code not in last_logged or now - last_logged[code] >= CONSUMER_ERROR_LOG_INTERVAL_S:
         last_logged[code] = now

@@ -33,19 +33,21 @@ from __future__ import annotations
 import logging
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from seaway.connect import converters
 from seaway.connect.api import (
+    BytesRecordBatch,
     ConnectError,
     RecordMetadata,
     RetriableError,
     SourceRecord,
     SourceRecordBatch,
     SourceTask,
+    TransactionContext,
 )
 from seaway.connect.converters import ByteArrayConverter, JsonConverter, StringConverter
 from seaway.connect.runtime.config_providers import REDACTOR
@@ -74,11 +76,14 @@ without it, and 50 ms keeps an idle task near 0% CPU while adding at most 50 ms 
 
 
 class SourceTaskContextImpl:
-    """``SourceTask.context``: the task config and its offsets reader."""
+    """``SourceTask.context``: the task config, its offsets reader and (exactly-once with
+    ``transaction.boundary=connector`` only) its transaction context."""
 
-    def __init__(self, config: dict[str, str], reader: OffsetStorageReaderImpl) -> None:
+    def __init__(self, config: dict[str, str], reader: OffsetStorageReaderImpl,
+                 transactions: TransactionContext | None = None) -> None:
         self._config = config
         self._reader = reader
+        self._transactions = transactions
 
     def configs(self) -> dict[str, str]:
         return dict(self._config)
@@ -86,8 +91,8 @@ class SourceTaskContextImpl:
     def offset_storage_reader(self) -> OffsetStorageReaderImpl:
         return self._reader
 
-    def transaction_context(self) -> None:
-        return None
+    def transaction_context(self) -> TransactionContext | None:
+        return self._transactions
 
 
 class _Batch:
@@ -122,6 +127,41 @@ class _Batch:
     @property
     def done(self) -> bool:
         return self.sealed and self.pending == 0
+
+
+class _BatchAcks:
+    """Delivery reports of one :class:`BytesRecordBatch`: the offset of each record, then ``commit_records``."""
+
+    __slots__ = ("batch", "commit", "committed", "offsets", "records")
+
+    def __init__(self, batch: _Batch, records: BytesRecordBatch,
+                 commit: Callable[[BytesRecordBatch, list[int]], None]) -> None:
+        self.batch = batch
+        self.records = records
+        self.commit = commit
+        self.offsets: list[int] = []
+        self.committed = False
+
+    def ack(self, err: Any, msg: Any) -> None:
+        """One delivery report (``_Batch.ack`` and ``check_done`` inlined: this runs once per record)."""
+        batch = self.batch
+        batch.pending -= 1
+        if err is None:
+            self.offsets.append(msg.offset())
+        else:
+            self.offsets.append(-1)
+            if batch.error is None:
+                batch.error = err
+                batch.failures.append(batch)
+        if not batch.pending and batch.sealed:
+            self.check_done()
+
+    def check_done(self) -> None:
+        batch = self.batch
+        if batch.done and not self.committed:
+            self.committed = True
+            if len(self.offsets) == len(self.records):
+                self.commit(self.records, self.offsets)
 
 
 def _partition_key(partition: Any) -> str:
@@ -166,7 +206,8 @@ class WorkerSourceTask(WorkerTask):
         self._topics: set[str] = set()
         self._created: set[str] = set()
         self._last_commit = time.monotonic()
-        overridden = type(task).commit_record is not SourceTask.commit_record
+        self._wants_commit_records = type(task).commit_records is not SourceTask.commit_records
+        overridden = type(task).commit_record is not SourceTask.commit_record or self._wants_commit_records
         self._wants_commit_record = overridden
         # without commit_record, success reports are not needed (see the module docstring)
         self.producer_config = {**producer_config, "delivery.report.only.error": not overridden}
@@ -229,7 +270,13 @@ class WorkerSourceTask(WorkerTask):
 
     def send_records(self, records: Sequence[SourceRecord]) -> None:
         """Transform, convert and produce one poll's records (the hot path)."""
+        metrics = self.metrics
+        if metrics is not None:  # once per poll, never per record (runtime/metrics.py)
+            metrics.batch(len(records))
+            metrics.source_sent(len(records))
         if type(records) is SourceRecordBatch and self._send_batch(records):
+            return
+        if type(records) is BytesRecordBatch and self._send_bytes_batch(records):
             return
         producer = self.producer
         assert producer is not None
@@ -342,6 +389,8 @@ class WorkerSourceTask(WorkerTask):
             if encoding is not None:
                 values = [v.encode(encoding) if type(v) is str else conv(topic, schema, v, None)
                           for v in records.values]
+            elif type(value_converter) is JsonConverter:  # the schema's writer looked up once per batch
+                values = value_converter.from_connect_values(topic, schema, records.values)
             else:
                 values = [conv(topic, schema, v, None) for v in records.values]
         except Exception:
@@ -366,6 +415,54 @@ class WorkerSourceTask(WorkerTask):
             batch.offsets = {_partition_key(source_partition): (source_partition, records.last_source_offset)}
         batch.sealed = True
         return True
+
+    def _send_bytes_batch(self, records: BytesRecordBatch) -> bool:
+        """Produce a :class:`BytesRecordBatch` from its columns; False (nothing sent) if it needs records.
+
+        That is when an SMT runs, a converter is not ByteArrayConverter (keys, values and headers
+        would not pass through unchanged), or the task wants ``commit_record`` per record but not
+        ``commit_records`` per batch. Per-record delivery reports then go to one bound method that
+        fills the batch's offsets (in order: a partition's reports come in produce order).
+        """
+        setup = self.setup
+        if (setup.chain or type(setup.key_converter) is not ByteArrayConverter
+                or type(setup.value_converter) is not ByteArrayConverter
+                or type(setup.header_converter) is not ByteArrayConverter
+                or (self._wants_commit_record and not self._wants_commit_records)):
+            return False
+        topic, partition = records.topic, records.kafka_partition
+        if topic not in self._topics:
+            self._new_topic(topic)
+        producer = self.producer
+        assert producer is not None
+        batch = _Batch(self._failures)
+        self._batches.append(batch)
+        acks = _BatchAcks(batch, records, self._commit_batch_records) if self._wants_commit_records else None
+        callback = batch.fail if acks is None else acks.ack
+        produce = producer.produce
+        columns: Any = zip(records.keys, records.values, records.headers, records.timestamps, strict=True)
+        for key, value, headers, timestamp in columns:
+            if acks is not None:
+                batch.pending += 1
+            try:
+                produce(topic, value, key, partition, callback, None, timestamp or 0, headers or None)
+            except BufferError:
+                if not self._produce_when_room((topic, value, key, partition, callback, None, timestamp or 0,
+                                                headers or None)):
+                    if acks is not None:
+                        batch.pending -= 1
+                    return True
+        source_partition = records.source_partition
+        if source_partition is not None and len(records):
+            batch.offsets = {_partition_key(source_partition): (source_partition, records.last_source_offset)}
+        batch.sealed = True
+        if acks is not None:
+            acks.check_done()  # every report may have been served while waiting for room
+        return True
+
+    def _commit_batch_records(self, records: BytesRecordBatch, offsets: list[int]) -> None:
+        """A batch's records all acknowledged: tell the task (the exactly-once task holds this until its commit)."""
+        self.task.commit_records(records, offsets)
 
     def _produce_when_room(self, args: tuple[Any, ...]) -> bool:
         """``produce(*args)`` once the producer's queue has room; False if the task was cancelled meanwhile.
@@ -464,6 +561,7 @@ class WorkerSourceTask(WorkerTask):
         """Write offsets of acknowledged batches; on the final commit, first wait for acks (flush timeout)."""
         producer = self.producer
         self._last_commit = time.monotonic()
+        started = time.perf_counter_ns()
         if producer is None:
             return False
         batches = self._batches
@@ -491,7 +589,11 @@ class WorkerSourceTask(WorkerTask):
         except Exception:
             log.exception("%s Failed to commit offsets", self.id)
             self.writer.cancel_flush()
+            if self.metrics is not None:
+                self.metrics.commit_done(started, False)
             return False
+        if self.metrics is not None:
+            self.metrics.commit_done(started, True)
         try:
             self.task.commit()
         except Exception:

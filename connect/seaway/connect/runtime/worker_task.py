@@ -19,6 +19,8 @@ from typing import Protocol
 
 from seaway.connect.runtime.config_providers import REDACTOR
 from seaway.connect.runtime.herder import ConnectorTaskId, TargetState
+from seaway.connect.runtime.metrics import new_task_metrics
+from seaway.log_setup import set_connector_context
 
 __all__ = ["TaskStatusListener", "WorkerTask", "format_trace"]
 
@@ -47,6 +49,9 @@ class TaskStatusListener(Protocol):
 class WorkerTask(abc.ABC):
     """Lifecycle shared by source and sink tasks; subclasses implement the data loop."""
 
+    version: str | None = None
+    """The task plugin's ``version()``, read once when the worker built it (statuses carry it)."""
+
     def __init__(self, task_id: ConnectorTaskId, listener: TaskStatusListener, target: TargetState) -> None:
         self.id = task_id
         self.listener = listener
@@ -55,6 +60,7 @@ class WorkerTask(abc.ABC):
         self.failed = False
         self._cond = threading.Condition()
         self._target = target
+        self.metrics = new_task_metrics()  # per-batch counters read by /metrics (runtime/metrics.py)
         self.thread = threading.Thread(target=self._run, name=f"task-thread-{task_id}", daemon=False)
 
     # -- control (any thread) -------------------------------------------------------------------
@@ -87,6 +93,7 @@ class WorkerTask(abc.ABC):
 
     # -- task thread ----------------------------------------------------------------------------
     def _run(self) -> None:
+        set_connector_context(self.id.connector, f"task-{self.id.task}")  # Kafka's connector.context MDC
         try:
             self.initialize_and_start()
             if not self.stopping.is_set() and not self.cancelled:
@@ -138,15 +145,15 @@ class WorkerTask(abc.ABC):
 
     def while_paused(self) -> None:
         """Called periodically while paused (a sink keeps polling its consumer to stay in the group)."""
-        return None
+        return
 
     def on_pause(self) -> None:
         """Hook: entering PAUSED."""
-        return None
+        return
 
     def on_resume(self) -> None:
         """Hook: leaving PAUSED."""
-        return None
+        return
 
     @abc.abstractmethod
     def initialize_and_start(self) -> None:

@@ -11,6 +11,7 @@ See README.md in the parent folder. Modules:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import TYPE_CHECKING
 
@@ -31,25 +32,22 @@ from seaway.protocol.errors import (
 )
 
 if TYPE_CHECKING:
-    from seaway.broker.log.partition_log import AppendResult, PartitionLog
-    from seaway.broker.producer.manager import ProducerStateManager, Records
+    from collections.abc import Callable
+
+    from seaway.broker.log.partition_log import AppendGuard, AppendResult, PartitionLog
+    from seaway.broker.producer.manager import ProducerStateManager
+    from seaway.protocol.record_batch import BatchHeader
 
 __all__ = [
-    "COMPONENT",
     "TRANSACTION_STATE_TOPIC",
-    "TXN_APPENDER_COMPONENT",
     "TransactionCoordinator",
     "TxnMetadata",
     "TxnSettings",
     "TxnState",
     "install",
     "transaction_coordinator_of",
+    "transactional_guard",
 ]
-
-COMPONENT = "txn_coordinator"
-TXN_APPENDER_COMPONENT = "txn_appender"
-"""``(plog, records, now_ms, transactional_id, produce_version) -> AppendResult``: the
-produce path's appender for requests that carry a transactional id."""
 
 # What a failed KIP-890 verification answers to a produce (Kafka's ReplicaManager): a
 # retriable coordinator state becomes NOT_ENOUGH_REPLICAS, which every client retries
@@ -60,11 +58,17 @@ _TRANSACTION_ABORTABLE_FROM = 11
 """Produce v11 is the first whose clients understand TRANSACTION_ABORTABLE (KIP-890)."""
 
 
-def transactional_append(producers: ProducerStateManager, plog: PartitionLog, records: Records, now_ms: int,
-                         transactional_id: str, version: int) -> AppendResult:
-    """Append a transactional produce's records, translating verification errors for ``version``."""
+def transactional_guard(producers: ProducerStateManager, transactional_id: str, version: int) -> AppendGuard:
+    """The produce path's guard for a request that carries ``transactional_id`` (the
+    handler uses it when a transaction coordinator is installed): the producer state's,
+    with its verification errors translated for produce ``version``."""
+    return functools.partial(_translated, producers.transactional_guard(transactional_id), version)
+
+
+def _translated(guard: AppendGuard, version: int, plog: PartitionLog, headers: list[BatchHeader],
+                write: Callable[[], AppendResult]) -> AppendResult:
     try:
-        return producers.append_transactional(plog, records, now_ms, transactional_id)
+        return guard(plog, headers, write)
     except ProducerFencedError as exc:
         raise InvalidProducerEpochError(str(exc)) from exc
     except TransactionAbortableError as exc:
@@ -79,32 +83,29 @@ def transactional_append(producers: ProducerStateManager, plog: PartitionLog, re
 
 def install(context: BrokerContext) -> TransactionCoordinator:
     """Create the coordinator (after the group coordinator, producer state and cleaner),
-    wire it to them, register it and its produce appender, and start loading."""
-    from seaway.broker.coordinator import COMPONENT as GROUP_COMPONENT
+    wire it to them, set ``context.components.txn_coordinator`` and start loading."""
     from seaway.broker.coordinator.txn_offsets import complete_txn
-    from seaway.broker.log.cleaner import COMPONENT as CLEANER_COMPONENT
-    from seaway.broker.producer import IDS_COMPONENT, STATE_COMPONENT
 
-    producers = context.components[STATE_COMPONENT]
+    installed = context.components
+    producers, ids = installed.producer_state, installed.producer_ids
+    if producers is None or ids is None:
+        raise RuntimeError("the transaction coordinator is installed after the producer state")
     settings = TxnSettings.from_config(context.config)
-    coordinator = TransactionCoordinator(context, settings, producers, context.components[IDS_COMPONENT])
-    groups = context.components.get(GROUP_COMPONENT)
-    if groups is not None:
-        coordinator.marker_listeners.append(functools.partial(complete_txn, groups))
+    coordinator = TransactionCoordinator(context, settings, producers, ids)
+    if installed.group_coordinator is not None:
+        coordinator.marker_listeners.append(functools.partial(complete_txn, installed.group_coordinator))
     if settings.verification:
         producers.verifier = coordinator.verify
-    cleaner = context.components.get(CLEANER_COMPONENT)
-    if cleaner is not None:
-        cleaner.transactions_ready = lambda: coordinator.recovered
-    context.components[COMPONENT] = coordinator
-    context.components[TXN_APPENDER_COMPONENT] = functools.partial(transactional_append, producers)
+    if installed.log_cleaner is not None:
+        installed.log_cleaner.transactions_ready = lambda: coordinator.recovered
+    context.components = dataclasses.replace(installed, txn_coordinator=coordinator)
     coordinator.start()
     return coordinator
 
 
 def transaction_coordinator_of(context: BrokerContext) -> TransactionCoordinator:
     """The installed coordinator; COORDINATOR_NOT_AVAILABLE if the broker runs without one."""
-    coordinator = context.components.get(COMPONENT)
-    if not isinstance(coordinator, TransactionCoordinator):
+    coordinator = context.components.txn_coordinator
+    if coordinator is None:
         raise CoordinatorNotAvailableError("this broker runs without a transaction coordinator")
     return coordinator

@@ -105,5 +105,5 @@ class AbstractConfig:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        shown = {k: v for k, v in self._values.items()}  # Password values print as [hidden]
+        shown = dict(self._values.items())  # Password values print as [hidden]
         return f"{type(self).__name__}({shown})"

@@ -78,23 +78,20 @@ class Decimal:
         """``value * 10**scale`` exactly, or :class:`DataError` if that would round."""
         if not value.is_finite():
             raise DataError(f"Decimal value {value} is not finite")
-        sign, digits, exponent = value.as_tuple()
-        assert isinstance(exponent, int)
-        magnitude: int = int("".join(map(str, digits))) if digits else 0
-        shift = exponent + scale
-        if shift >= 0:
-            magnitude *= 10 ** shift
+        # exact integer arithmetic on the value's ratio (no decimal context, so no rounding)
+        numerator, denominator = value.as_integer_ratio()
+        if scale >= 0:
+            unscaled, remainder = divmod(numerator * 10 ** scale, denominator)
         else:
-            magnitude, remainder = divmod(magnitude, 10 ** -shift)
-            if remainder:
-                raise DataError(f"Decimal value {value} does not fit the schema's scale {scale}")
-        return -magnitude if sign else magnitude
+            unscaled, remainder = divmod(numerator, denominator * 10 ** -scale)
+        if remainder:
+            raise DataError(f"Decimal value {value} does not fit the schema's scale {scale}")
+        return int(unscaled)
 
     @staticmethod
     def from_unscaled(unscaled: int, scale: int) -> decimal.Decimal:
         """The exact decimal ``unscaled * 10**-scale`` (no context rounding)."""
-        digits = tuple(int(d) for d in str(abs(unscaled)))
-        return decimal.Decimal((1 if unscaled < 0 else 0, digits, -scale))
+        return decimal.Decimal(f"{unscaled}E{-scale}")  # parsing text is exact, whatever the context
 
     @staticmethod
     def from_logical(schema: Schema, value: decimal.Decimal) -> bytes:

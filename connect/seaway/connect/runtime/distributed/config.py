@@ -18,10 +18,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from seaway.connect.api import NO_DEFAULT, AbstractConfig, ConfigDef, ConfigError, ConfigType, Importance, Range
+from seaway.connect.api import (
+    NO_DEFAULT,
+    AbstractConfig,
+    ConfigDef,
+    ConfigError,
+    ConfigType,
+    Importance,
+    Range,
+    ValidString,
+)
 from seaway.connect.api.config.validators import LambdaValidator
 from seaway.connect.runtime.config import WorkerConfig, allow_listed, worker_config_def
 from seaway.connect.runtime.plugins import Plugins
+from seaway.connect.runtime.worker_security import resolve_worker_placeholders
 
 __all__ = ["ENV_PREFIX", "DistributedConfig", "distributed_config_def", "props_from_env"]
 
@@ -106,8 +116,12 @@ def distributed_config_def(plugins: Plugins) -> ConfigDef:
      .define("inter.worker.verification.algorithms", ConfigType.LIST, "HmacSHA256", None, _L,
              "Algorithms accepted when verifying internal requests; must contain the signature algorithm.")
      .define("exactly.once.source.support", ConfigType.STRING, "disabled",
-             LambdaValidator(_eos, "disabled (preparing/enabled are not supported yet)"), _L,
-             "Exactly-once support for source connectors."))
+             ValidString.in_("disabled", "preparing", "enabled"), _H,
+             "Whether to enable exactly-once support for source connectors in the cluster by using transactions "
+             "to write source records and their source offsets, and by proactively fencing out old task "
+             "generations before bringing up new ones. To enable it on a new cluster, set 'enabled'; on an "
+             "existing cluster, first set 'preparing' on every worker, then 'enabled' (rolling restarts are fine "
+             "for both)."))
     return d
 
 
@@ -121,18 +135,15 @@ def _hmac(name: str, value: Any) -> None:
         raise ConfigError.invalid(name, value, "unsupported MAC algorithm")
 
 
-def _eos(name: str, value: Any) -> None:
-    if str(value).lower() != "disabled":
-        raise ConfigError.invalid(name, value, "Seaway does not support exactly-once source connectors yet")
-
-
 class DistributedConfig(WorkerConfig):
     """A distributed worker's typed configuration."""
 
     def __init__(self, props: Mapping[str, Any], plugins: Plugins | None = None) -> None:
         self.plugins = plugins or Plugins()
         allow_listed(self.plugins, props)
+        props = resolve_worker_placeholders(props, self.plugins)  # ${file:...} secrets, as Kafka's worker
         AbstractConfig.__init__(self, distributed_config_def(self.plugins), props)
+        self._check_security()
         signature = str(self.get("inter.worker.signature.algorithm"))
         if signature not in self.get("inter.worker.verification.algorithms"):
             raise ConfigError.invalid("inter.worker.verification.algorithms",
@@ -156,6 +167,26 @@ class DistributedConfig(WorkerConfig):
     @property
     def group_id(self) -> str:
         return str(self.get("group.id"))
+
+    @property
+    def exactly_once_source_enabled(self) -> bool:
+        """``exactly.once.source.support=enabled``: source tasks write records and offsets in transactions."""
+        return str(self.get("exactly.once.source.support")) == "enabled"
+
+    @property
+    def transactional_leader_enabled(self) -> bool:
+        """``preparing`` or ``enabled``: the leader writes the config topic with a fenceable transactional
+        producer, so a zombie leader cannot write after a new one took over (KIP-618)."""
+        return str(self.get("exactly.once.source.support")) in ("preparing", "enabled")
+
+    @property
+    def transactional_producer_id(self) -> str:
+        """The leader's ``transactional.id`` for config-topic writes: ``connect-cluster-<group.id>``."""
+        return f"connect-cluster-{self.group_id}"
+
+    def task_transactional_id(self, connector: str, task: int) -> str:
+        """A source task's ``transactional.id`` under exactly-once: ``<group.id>-<connector>-<task>``."""
+        return f"{self.group_id}-{connector}-{task}"
 
     def client_id(self, suffix: str) -> str:
         """Kafka's internal client ids: ``<group.id>[-<client.id>]-<suffix>``."""

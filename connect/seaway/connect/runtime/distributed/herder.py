@@ -21,23 +21,30 @@ task (committing offsets) within ``task.shutdown.graceful.timeout.ms``, then lea
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import dataclasses
 import logging
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from confluent_kafka.admin import AdminClient
+from seaway.connect.api import ConnectError
+from seaway.connect.runtime.connector_config import ConnectorConfig
 from seaway.connect.runtime.distributed.config import DistributedConfig
 from seaway.connect.runtime.distributed.connect_protocol import ExtendedAssignment
 from seaway.connect.runtime.distributed.herder_base import DistributedHerderBase
 from seaway.connect.runtime.distributed.kafka_log import InternalTopicError, ensure_topic
 from seaway.connect.runtime.distributed.kafka_stores import RestartRequest, SessionKey
 from seaway.connect.runtime.distributed.signing import generate_key, signature_headers, verify
+from seaway.connect.runtime.exactly_once_source_task import ExactlyOnceSetup
 from seaway.connect.runtime.herder import (
     BadRequestError,
     ConnectorStateInfo,
     ConnectorTaskId,
+    ConnectorType,
     HerderError,
     NotFoundError,
     NotLeaderError,
@@ -49,6 +56,11 @@ from seaway.connect.runtime.plugins import Plugins
 __all__ = ["DistributedHerder"]
 
 log = logging.getLogger(__name__)
+
+FENCING_RETRY_S = 60.0
+"""How long a follower keeps asking the leader to fence (through rebalances) before its task fails."""
+DEFAULT_FORWARD_TIMEOUT_S = 90.0
+"""Kafka's REST request timeout, for the ``/fence`` call to the leader."""
 
 
 class DistributedHerder(DistributedHerderBase):
@@ -175,6 +187,8 @@ class DistributedHerder(DistributedHerderBase):
                     log.warning("Could not catch up on the config topic (%s); rejoining", e)
                     self.membership.request_rejoin("config topic not read")
                     return
+            if self.membership.is_leader:  # before any task of ours asks the leader (us) to fence and write
+                await asyncio.to_thread(self.config_store.claim_write_privileges)
             revoked = bool(a.revoked_connectors or a.revoked_tasks)
             await self._stop_work(set(a.revoked_connectors), set(a.revoked_tasks))
             if revoked:
@@ -194,8 +208,12 @@ class DistributedHerder(DistributedHerderBase):
                     await self._reconfigure(name)
             if self.membership.is_leader:
                 await self._leader_duties()
+            else:
+                self.config_store.relinquish_write_privileges()
 
     async def _leader_duties(self) -> None:
+        # KIP-618's transactional leader: fence any earlier leader before writing (no-op without it)
+        await asyncio.to_thread(self.config_store.claim_write_privileges)
         snapshot = self.config_store.snapshot()
         if self.membership.sessioned:
             key = snapshot.session_key
@@ -248,14 +266,107 @@ class DistributedHerder(DistributedHerderBase):
             return
         self._running_tasks.add(task_id)
         await asyncio.to_thread(self._start_task_instance, task_id, raw, task_config,
-                                snapshot.target_state(task_id.connector))
+                                snapshot.target_state(task_id.connector),
+                                snapshot.task_config_generation(task_id.connector))
 
     def _start_task_instance(self, task_id: ConnectorTaskId, raw: dict[str, str], task_config: dict[str, str],
-                             target: TargetState) -> None:
+                             target: TargetState, generation: int | None = None) -> None:
         """Parse the stored connector config once and start the task with it (worker thread)."""
         config = self.parsed(task_id.connector, raw, lambda e: self.on_task_failure(task_id, e))
         if config is not None:
-            self.worker.start_task(task_id, config, task_config, target)
+            self.worker.start_task(task_id, config, task_config, target,
+                                   self._exactly_once_setup(task_id, config, generation))
+
+    # -- exactly-once source tasks (KIP-618) --------------------------------------------------------
+    def _exactly_once_setup(self, task_id: ConnectorTaskId, config: ConnectorConfig, generation: int | None
+                            ) -> ExactlyOnceSetup | None:
+        """What an exactly-once source task needs from the herder; None for sinks or without exactly-once."""
+        if config.is_sink or not self.worker_config.exactly_once_source_enabled:
+            return None
+        return ExactlyOnceSetup(
+            transactional_id=self.worker_config.task_transactional_id(task_id.connector, task_id.task),
+            offsets_topic=self.worker.offsets_topic_of(config) or "",
+            preflight=lambda: self._from_task_thread(self._preflight_fencing(task_id.connector),
+                                                     f"zombie fencing before starting {task_id}"),
+            verify=lambda: self._from_task_thread(self._verify_task(task_id, generation),
+                                                  f"the preflight check of {task_id}"))
+
+    def _from_task_thread(self, coro: Coroutine[Any, Any, None], what: str) -> None:
+        """Run ``coro`` on the herder's loop and wait (a task thread's blocking call); fail if the worker stops."""
+        loop = self._loop
+        if loop is None or self._stopping:
+            coro.close()
+            raise ConnectError(f"The worker is stopping; cannot perform {what}")
+        future = asyncio.run_coroutine_threadsafe(coro, loop)
+        while True:
+            try:
+                future.result(0.5)
+                return
+            except concurrent.futures.TimeoutError:
+                if self._stopping:
+                    future.cancel()
+                    raise ConnectError(f"The worker is stopping; gave up {what}") from None
+            except HerderError as e:
+                raise ConnectError(f"Failed to perform {what}: {e}") from e
+
+    async def _preflight_fencing(self, name: str) -> None:
+        """Fence older generations of ``name``'s tasks: here if leader, else through the leader's ``/fence``."""
+        deadline = time.monotonic() + FENCING_RETRY_S
+        while True:
+            if self.membership.is_leader:
+                await self.fencing.fence(name)
+                return
+            leader = self.membership.leader_url
+            reason = "no leader is known (a rebalance is under way)"
+            if leader is not None:
+                url = f"{leader.rstrip('/')}/connectors/{quote(name, safe='')}/fence?forward=false"
+                headers: dict[str, str] = {}
+                key = self.config_store.snapshot().session_key
+                if self.membership.sessioned and key is not None:
+                    headers.update(signature_headers(
+                        key, str(self.worker_config.get("inter.worker.signature.algorithm")), b""))
+                try:
+                    verify = self.rest_verify(url)
+                    async with httpx.AsyncClient(timeout=DEFAULT_FORWARD_TIMEOUT_S, verify=verify) as client:
+                        reply = await client.put(url, content=b"", headers=headers)
+                except httpx.HTTPError as e:
+                    reply, reason = None, f"the leader at {leader} could not be reached: {e}"
+                if reply is not None:
+                    if reply.status_code < 300:
+                        return
+                    reason = f"the leader at {leader} answered {reply.status_code} {reply.text}"
+                    if reply.status_code not in (409, 503) and reply.status_code < 500:
+                        raise HerderError(reason, status=reply.status_code)
+            if time.monotonic() >= deadline or self._stopping:
+                raise HerderError(f"Zombie fencing of {name} failed: {reason}")
+            log.info("Zombie fencing of %s not done yet (%s); retrying", name, reason)
+            await asyncio.sleep(1.0)
+
+    async def _verify_task(self, task_id: ConnectorTaskId, generation: int | None) -> None:
+        """After ``init_transactions``: the task's configs and assignment must still be current (Kafka's
+        ``verifyTaskGenerationAndOwnership``), else this instance could fence the newer one."""
+        await asyncio.to_thread(self.config_store.read_to_end, max(self.worker_config.seconds("worker.sync.timeout.ms"),
+                                                                   30.0))
+        if self.config_store.snapshot().task_config_generation(task_id.connector) != generation:
+            raise HerderError(f"Cannot start source task {task_id} with exactly-once support as the connector has "
+                              "already generated a new set of task configs")
+        if task_id not in self.membership.tasks:
+            raise HerderError(f"Cannot start source task {task_id} as it has already been revoked from this worker")
+
+    async def fence_zombies(self, name: str, body: bytes, signature: str | None, algorithm: str | None) -> None:
+        """``PUT /connectors/{c}/fence`` (internal): the leader fences ``name``'s older task generations."""
+        if self.membership.sessioned:
+            verify(self.config_store.snapshot().session_key,
+                   [str(a) for a in self.worker_config.get("inter.worker.verification.algorithms")],
+                   body, signature, algorithm)
+        if not self.membership.is_leader:
+            raise NotLeaderError("Only the leader may perform zombie fencing.", self.membership.leader_url)
+        raw = self.config_store.snapshot().connector_config(name)
+        if raw is None:
+            raise NotFoundError(f"Connector {name} not found")
+        if self.connector_type(raw) is not ConnectorType.SOURCE:
+            raise BadRequestError(f"Connector {name} is not a source connector")
+        await self.fencing.fence(name)
 
     def _spawn_reconfigure(self, name: str) -> None:
         self._spawn(lambda: self._locked_reconfigure(name))
@@ -296,7 +407,7 @@ class DistributedHerder(DistributedHerderBase):
                                              body))
         url = f"{leader.rstrip('/')}/connectors/{name}/tasks?forward=true"
         try:
-            async with httpx.AsyncClient(timeout=30) as client:
+            async with httpx.AsyncClient(timeout=30, verify=self.rest_verify(url)) as client:
                 reply = await client.post(url, content=body, headers=headers)
             if reply.status_code < 400:
                 return
@@ -448,8 +559,8 @@ class DistributedHerder(DistributedHerderBase):
         restart_connector = not only_failed or info.connector.state is State.FAILED
         connector = info.connector
         if restart_connector:
-            connector = type(connector)(State.RESTARTING, connector.worker_id, None)
-        tasks = [type(t)(t.id, State.RESTARTING, t.worker_id, None)
+            connector = dataclasses.replace(connector, state=State.RESTARTING, trace=None)
+        tasks = [dataclasses.replace(t, state=State.RESTARTING, trace=None)
                  if include_tasks and (not only_failed or t.state is State.FAILED) else t for t in info.tasks]
         await asyncio.to_thread(self.config_store.put_restart_request,
                                 RestartRequest(name, include_tasks, only_failed))

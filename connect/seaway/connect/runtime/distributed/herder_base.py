@@ -14,11 +14,14 @@ from __future__ import annotations
 import abc
 import asyncio
 import json
+import ssl
 from typing import Any
 
 from seaway.connect.runtime.abstract_herder import AbstractHerder, invalid_config_message
 from seaway.connect.runtime.distributed.config import DistributedConfig
 from seaway.connect.runtime.distributed.connect_protocol import ExtendedAssignment
+from seaway.connect.runtime.distributed.fencing import ZombieFencing
+from seaway.connect.runtime.distributed.kafka_log import ensure_topic
 from seaway.connect.runtime.distributed.kafka_stores import (
     KafkaConfigBackingStore,
     KafkaOffsetBackingStore,
@@ -34,6 +37,7 @@ from seaway.connect.runtime.herder import (
     ConnectorOffsets,
     ConnectorStateInfo,
     ConnectorTaskId,
+    ConnectorType,
     Created,
     NotFoundError,
     TargetState,
@@ -56,12 +60,14 @@ class DistributedHerderBase(AbstractHerder):
         self.worker_config: DistributedConfig = config
         self.plugins_registry = plugins or config.plugins
         self.url = config.advertised_url()
-        base: dict[str, Any] = {"bootstrap.servers": config.bootstrap_servers}
-        producer = {**base, **config.client_props("producer.")}
-        consumer = {**base, **config.client_props("consumer.")}
+        # the worker's own clients: top-level security settings (Kafka's rule), then producer./consumer.
+        base: dict[str, Any] = {"bootstrap.servers": config.bootstrap_servers, **config.security_client_config()}
+        producer = {**base, **config.client_props("producer.", security=False)}
+        consumer = {**base, **config.client_props("consumer.", security=False)}
         self.config_store = KafkaConfigBackingStore(
             str(config.get("config.storage.topic")), {**producer, "client.id": config.client_id("configs")},
-            {**consumer, "client.id": config.client_id("configs")}, listener=self)
+            {**consumer, "client.id": config.client_id("configs")}, listener=self,
+            transactional_id=config.transactional_producer_id if config.transactional_leader_enabled else None)
         self.status_store = KafkaStatusBackingStore(
             str(config.get("status.storage.topic")), {**producer, "client.id": config.client_id("statuses")},
             {**consumer, "client.id": config.client_id("statuses")})
@@ -70,14 +76,42 @@ class DistributedHerderBase(AbstractHerder):
             {**consumer, "client.id": config.client_id("offsets")})
         self.worker = Worker(config.worker_id(), config, offset_store, self, plugins=self.plugins_registry)
         self.worker.on_reconfigure = self._request_reconfiguration
+        self.worker.offsets_topic = str(config.get("offset.storage.topic"))
+        self.worker.connector_offsets_factory = self._connector_offset_store
+        self.fencing = ZombieFencing(self.config_store, max(config.seconds("worker.sync.timeout.ms"), 30.0),
+                                     self._fencing_producer_config, config.task_transactional_id)
         self.offsets_admin = OffsetsAdmin(self)
         self.membership = WorkerMembership(config, self.url, self.config_store, self)
         self._cluster_id = ""
         self._ready = False
 
+    def exactly_once_source_enabled(self) -> bool:
+        return self.worker_config.exactly_once_source_enabled
+
+    def _connector_offset_store(self, topic: str) -> KafkaOffsetBackingStore:
+        """A connector's own ``offsets.storage.topic``: created (compacted, like the worker's) if missing, then read."""
+        c = self.worker_config
+        ensure_topic(self.admin_config(), topic, int(c.get("offset.storage.partitions")),
+                     int(c.get("offset.storage.replication.factor")))
+        base: dict[str, Any] = {"bootstrap.servers": c.bootstrap_servers, **c.security_client_config()}
+        client_id = c.client_id(f"offsets-{topic}")
+        store = KafkaOffsetBackingStore(
+            topic, {**base, **c.client_props("producer.", security=False), "client.id": client_id},
+            {**base, **c.client_props("consumer.", security=False), "client.id": client_id})
+        store.start()
+        return store
+
+    def _fencing_producer_config(self, name: str) -> dict[str, Any]:
+        """The client settings of ``name``'s task producers (its overrides applied), to fence them with."""
+        config = self.worker.connector_config(name, self._raw(name))
+        return self.worker.producer_config(config, f"connector-fencing-{name}")
+
+    def rest_verify(self, url: str) -> ssl.SSLContext | bool:
+        """How a request to another worker verifies TLS: the REST TLS settings for an https URL."""
+        return self.worker_config.client_security.rest_client_context() if url.startswith("https:") else True
+
     def admin_config(self) -> dict[str, Any]:
-        return {"bootstrap.servers": self.worker_config.bootstrap_servers,
-                **self.worker_config.client_props("admin."), "client.id": self.worker_config.client_id("shared-admin")}
+        return {**self.worker_config.admin_client_config(), "client.id": self.worker_config.client_id("shared-admin")}
 
     @staticmethod
     def dumps(value: Any) -> bytes:
@@ -229,12 +263,19 @@ class DistributedHerderBase(AbstractHerder):
         raw = self.check_stopped(name)
         if not offsets.offsets:
             raise BadRequestError("Partitions / offsets need to be provided for an alter offsets request")
+        await self._fence_before_offsets_change(name, raw)
         return await asyncio.to_thread(self.offsets_admin.alter, name, raw, offsets.offsets, reset=False)
 
     async def reset_connector_offsets(self, name: str) -> str:
         self.require_leader()
         raw = self.check_stopped(name)
+        await self._fence_before_offsets_change(name, raw)
         return await asyncio.to_thread(self.offsets_admin.alter, name, raw, None, reset=True)
+
+    async def _fence_before_offsets_change(self, name: str, raw: dict[str, str]) -> None:
+        """As Kafka: with exactly-once, a zombie task of the stopped connector must not write offsets after ours."""
+        if self.exactly_once_source_enabled() and self.connector_type(raw) is ConnectorType.SOURCE:
+            await self.fencing.fence(name)
 
     # -- any worker -------------------------------------------------------------------------------
     async def _set_target(self, name: str, target: TargetState) -> None:

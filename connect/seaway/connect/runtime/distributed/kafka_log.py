@@ -8,6 +8,18 @@ which is how a store makes its own writes (or another worker's) visible before a
 The end offsets are fetched by the consumer thread itself, so the consumer is never used
 from two threads.
 
+The consumer reads with ``isolation.level=read_committed``, whatever the worker's
+``consumer.*`` settings say: exactly-once source tasks write their offsets inside
+transactions, and the leader writes the config topic in transactions when
+``exactly.once.source.support`` is ``preparing`` or ``enabled``. Only committed records are
+applied, an aborted transaction (a task killed mid-transaction) is never seen, and the end
+that :meth:`KafkaBasedLog.read_to_end` waits for is the last stable offset, so an open
+transaction cannot hold a reader up. Without transactions this changes nothing.
+
+:class:`TransactionalWriter` is the fenceable writer (KIP-618's transactional leader): each
+batch of records is one transaction of a producer with a fixed ``transactional.id``; a newer
+holder of that id (a new leader) fences it, and its next write fails with :class:`FencedError`.
+
 :func:`ensure_topic` creates an internal topic with ``cleanup.policy=compact`` when missing and
 refuses an existing one that is not compact-only (losing old configs or offsets to time
 retention would silently reset connectors).
@@ -15,6 +27,7 @@ retention would silently reset connectors).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -26,13 +39,17 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaExcepti
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic  # type: ignore[attr-defined]
 from seaway.errors import SeawayError
 
-__all__ = ["InternalTopicError", "KafkaBasedLog", "ensure_topic"]
+__all__ = ["FencedError", "InternalTopicError", "KafkaBasedLog", "TransactionalWriter", "ensure_topic"]
 
 log = logging.getLogger(__name__)
 
 
 class InternalTopicError(SeawayError):
     """An internal topic is missing and cannot be created, or exists with the wrong settings."""
+
+
+class FencedError(InternalTopicError):
+    """A transactional write failed: another producer took over the ``transactional.id`` (or it failed fatally)."""
 
 
 def ensure_topic(admin_config: dict[str, Any], topic: str, partitions: int, replication_factor: int,
@@ -51,9 +68,7 @@ def ensure_topic(admin_config: dict[str, Any], topic: str, partitions: int, repl
         error = e.args[0] if e.args else None
         if not (isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS):
             raise InternalTopicError(f"Unable to create internal topic '{topic}': {e}") from e
-    metadata = admin.list_topics(topic, timeout=timeout).topics.get(topic)
-    if metadata is None or metadata.error is not None:
-        raise InternalTopicError(f"Internal topic '{topic}' is not available: {metadata and metadata.error}")
+    metadata = _wait_for_topic_metadata(admin, topic, timeout)
     if single_partition and len(metadata.partitions) != 1:
         raise InternalTopicError(f"Topic '{topic}' supplied via the 'config.storage.topic' property is required to "
                                  f"have a single partition in order to guarantee consistency of connector "
@@ -67,6 +82,27 @@ def ensure_topic(admin_config: dict[str, Any], topic: str, partitions: int, repl
             f"Topic '{topic}' supplied to Connect as an internal topic must have 'cleanup.policy=compact' (only), "
             f"but has 'cleanup.policy={entry.value if entry is not None else 'delete'}'. Connect would lose "
             f"data when old records expire; change the topic's policy or use another topic.")
+
+
+def _wait_for_topic_metadata(admin: AdminClient, topic: str, timeout: float) -> Any:
+    """The topic's metadata once a broker lists it without error, retried until ``timeout``.
+
+    A KRaft cluster answers CreateTopics once the controller has committed the topic; the
+    brokers' metadata caches catch up a moment later, so a Metadata request right after the
+    create can still answer UNKNOWN_TOPIC_OR_PART. Kafka Connect retries until the partitions
+    show; so do we, instead of failing the worker's start on that race.
+    """
+    deadline = time.monotonic() + timeout
+    delay = 0.05
+    while True:
+        remaining = deadline - time.monotonic()
+        metadata = admin.list_topics(topic, timeout=max(remaining, 1.0)).topics.get(topic)
+        if metadata is not None and metadata.error is None and metadata.partitions:
+            return metadata
+        if time.monotonic() + delay > deadline:
+            raise InternalTopicError(f"Internal topic '{topic}' is not available: {metadata and metadata.error}")
+        time.sleep(delay)
+        delay = min(delay * 2, 1.0)
 
 
 class _ReadRequest:
@@ -87,7 +123,7 @@ class KafkaBasedLog:
                                  **producer_config}
         self._consumer_config = {"enable.auto.commit": False, "auto.offset.reset": "earliest",
                                  "enable.partition.eof": False, "group.id": f"seaway-internal-{topic}",
-                                 "fetch.wait.max.ms": 50, **consumer_config}
+                                 "fetch.wait.max.ms": 50, **consumer_config, "isolation.level": "read_committed"}
         self._callback = callback
         self._name = name or topic
         self._producer: Producer | None = None
@@ -230,3 +266,81 @@ class KafkaBasedLog:
                 self._requests = [r for r in self._requests if r not in done]
             for request in done:
                 request.future.set_result(None)
+
+
+class TransactionalWriter:
+    """Writes batches of records to one topic, each batch in one transaction of a fenceable producer.
+
+    :meth:`claim` creates the producer and calls ``init_transactions``, which fences every
+    earlier producer with the same ``transactional.id`` (and aborts its open transaction).
+    :meth:`send_all` returns the offset just past the last record written, so the caller can
+    read its own write back before acting on it: a commit's markers reach the partition after
+    ``commit_transaction`` returns, and a ``read_committed`` reader sees the records only then.
+    """
+
+    def __init__(self, topic: str, producer_config: dict[str, Any], transactional_id: str) -> None:
+        self.topic = topic
+        self.transactional_id = transactional_id
+        self._config = {**producer_config, "transactional.id": transactional_id, "enable.idempotence": True,
+                        "acks": "all", "linger.ms": 0}
+        self._config.pop("message.timeout.ms", None)  # must not exceed transaction.timeout.ms
+        self._producer: Producer | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def claimed(self) -> bool:
+        return self._producer is not None
+
+    def claim(self, timeout: float = 60.0) -> None:
+        """Become the only writer (a no-op if already claimed); raises :class:`FencedError` on failure."""
+        with self._lock:
+            if self._producer is not None:
+                return
+            producer = Producer(self._config)
+            try:
+                producer.init_transactions(timeout)
+            except KafkaException as e:
+                producer.flush(0)
+                raise FencedError(f"Failed to claim write privileges for {self.topic} as "
+                                  f"{self.transactional_id}: {e}") from e
+            self._producer = producer
+            log.info("Claimed write privileges for %s (transactional.id %s)", self.topic, self.transactional_id)
+
+    def relinquish(self) -> None:
+        with self._lock:
+            producer, self._producer = self._producer, None
+        if producer is not None:
+            producer.flush(0)
+
+    def send_all(self, records: list[tuple[bytes | None, bytes | None]], timeout: float = 30.0) -> int:
+        """Write ``records`` in one transaction; the end offset reached. Raises :class:`FencedError`."""
+        with self._lock:
+            producer = self._producer
+            if producer is None:
+                raise FencedError(f"Write privileges for {self.topic} are not claimed (or were lost to a newer "
+                                  "leader)")
+            ends: list[int] = []
+            errors: list[KafkaError] = []
+
+            def delivered(err: KafkaError | None, msg: Message) -> None:
+                if err is not None:
+                    errors.append(err)
+                else:
+                    ends.append(int(msg.offset() or 0) + 1)
+
+            try:
+                producer.begin_transaction()
+                for key, value in records:
+                    producer.produce(self.topic, key=key, value=value, on_delivery=delivered)
+                producer.flush(timeout)
+                if errors:
+                    raise KafkaException(errors[0])
+                producer.commit_transaction(timeout)
+            except Exception as e:  # KafkaException, or (a fatal error raised inside a callback) SystemError
+                self._producer = None
+                # an abortable error leaves a transaction open; a fatal one (fenced) cannot abort
+                with contextlib.suppress(KafkaException):
+                    producer.abort_transaction(5)
+                producer.flush(0)
+                raise FencedError(f"Failed to write to {self.topic} as {self.transactional_id}: {e}") from e
+            return max(ends, default=0)

@@ -11,6 +11,8 @@ Connect's internal ``JsonConverter`` writes them with ``schemas.enable=false``; 
         commit-<name>             {"tasks": N}
         target-state-<name>       {"state": "STARTED|PAUSED", "state.v2": "STARTED|PAUSED|STOPPED"}
         restart-connector-<name>  {"include-tasks": bool, "only-failed": bool}
+        tasks-fencing-<name>      {"task-count": N}   (KIP-618: producers to fence before the next
+                                                        generation of an exactly-once source starts)
         session-key               {"key": base64, "algorithm": "HmacSHA256", "creation-timestamp": ms}
     offsets topic                 key ["<connector>", {partition}]  value {offset} | tombstone
     status topic
@@ -25,12 +27,13 @@ import base64
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from confluent_kafka import Message
-from seaway.connect.runtime.distributed.kafka_log import KafkaBasedLog
+from seaway.connect.runtime.distributed.kafka_log import InternalTopicError, KafkaBasedLog, TransactionalWriter
 from seaway.connect.runtime.herder import ConnectorState, ConnectorTaskId, State, TargetState, TaskState
 from seaway.connect.runtime.offsets import OffsetBackingStore
 from seaway.connect.runtime.stores import MemoryStatusBackingStore
@@ -96,11 +99,19 @@ class ClusterConfigState:
     target_states: dict[str, TargetState] = field(default_factory=dict)
     inconsistent: set[str] = field(default_factory=set)
     session_key: SessionKey | None = None
+    task_count_records: dict[str, int] = field(default_factory=dict)
+    """The latest ``tasks-fencing-<name>`` of each connector: how many task producers to fence."""
+    task_config_generations: dict[str, int] = field(default_factory=dict)
+    """Bumped each time a complete set of task configs is committed (0 for the first)."""
+    pending_fencing: set[str] = field(default_factory=set)
+    """Connectors whose latest task configs came after their latest task count record."""
 
     def copy(self) -> ClusterConfigState:
         return ClusterConfigState(self.offset, {k: dict(v) for k, v in self.connector_configs.items()},
                                   dict(self.task_counts), {k: dict(v) for k, v in self.task_config_map.items()},
-                                  dict(self.target_states), set(self.inconsistent), self.session_key)
+                                  dict(self.target_states), set(self.inconsistent), self.session_key,
+                                  dict(self.task_count_records), dict(self.task_config_generations),
+                                  set(self.pending_fencing))
 
     def connectors(self) -> list[str]:
         return sorted(self.connector_configs)
@@ -130,6 +141,19 @@ class ClusterConfigState:
     def task_configs(self, name: str) -> list[dict[str, str]]:
         return [dict(self.task_config_map.get(t, {})) for t in self.task_ids(name)]
 
+    def task_count(self, name: str) -> int:
+        return self.task_counts.get(name, 0)
+
+    def task_count_record(self, name: str) -> int | None:
+        return self.task_count_records.get(name)
+
+    def task_config_generation(self, name: str) -> int | None:
+        return self.task_config_generations.get(name)
+
+    def needs_fencing(self, name: str) -> bool:
+        """KIP-618: task configs newer than the last task count record; fence before starting tasks."""
+        return name in self.pending_fencing
+
 
 class ConfigUpdateListener(Protocol):
     """What the herder hears from the config topic (called on the log's thread, after start)."""
@@ -146,27 +170,48 @@ class ConfigUpdateListener(Protocol):
 
 
 class KafkaConfigBackingStore:
-    """The config topic: writes wait for their read-back, so the snapshot reflects them on return."""
+    """The config topic: writes wait for their read-back, so the snapshot reflects them on return.
+
+    With ``transactional_id`` (``exactly.once.source.support`` preparing or enabled) the
+    leader's writes (connector and task configs, task count records, restart requests, the
+    session key) are *privileged*: each is one transaction of a fenceable producer, and
+    :meth:`claim_write_privileges` (called on becoming leader) fences any earlier leader, whose
+    next write then fails with :class:`~seaway.connect.runtime.distributed.kafka_log.FencedError`.
+    Target states are written by any worker and never need privileges, as in Kafka.
+    """
 
     def __init__(self, topic: str, producer_config: dict[str, Any], consumer_config: dict[str, Any],
-                 listener: ConfigUpdateListener | None = None) -> None:
+                 listener: ConfigUpdateListener | None = None, transactional_id: str | None = None) -> None:
         self._lock = threading.Lock()
         self._state = ClusterConfigState()
         self._deferred: dict[str, dict[int, dict[str, str]]] = {}
         self._started = False
         self.listener = listener
         self.log = KafkaBasedLog(topic, producer_config, consumer_config, self._apply, name="configs")
+        self.writer = (None if transactional_id is None
+                       else TransactionalWriter(topic, producer_config, transactional_id))
 
     def start(self, timeout: float = 60.0) -> None:
         self.log.start(timeout)
         self._started = True
 
     def stop(self) -> None:
+        if self.writer is not None:
+            self.writer.relinquish()
         self.log.stop()
 
     def read_to_end(self, timeout: float = 30.0) -> int:
         self.log.read_to_end(timeout)
         return self.offset
+
+    def claim_write_privileges(self) -> None:
+        """The new leader's first act with a transactional leader: fence earlier leaders (no-op otherwise)."""
+        if self.writer is not None:
+            self.writer.claim()
+
+    def relinquish_write_privileges(self) -> None:
+        if self.writer is not None:
+            self.writer.relinquish()
 
     @property
     def offset(self) -> int:
@@ -178,9 +223,20 @@ class KafkaConfigBackingStore:
             return self._state.copy()
 
     # -- writes (the leader's, except target states) ---------------------------------------------
-    def _write(self, records: list[tuple[str, Any]], timeout: float = 30.0) -> None:
-        self.log.send_all([(k.encode("utf-8"), None if v is None else dumps(v)) for k, v in records], timeout)
-        self.log.read_to_end(timeout)
+    def _write(self, records: list[tuple[str, Any]], timeout: float = 30.0, *, privileged: bool = True) -> None:
+        encoded: list[tuple[bytes | None, bytes | None]] = [(k.encode("utf-8"), None if v is None else dumps(v))
+                                                            for k, v in records]
+        if not privileged or self.writer is None:
+            self.log.send_all(encoded, timeout)
+            self.log.read_to_end(timeout)
+            return
+        end = self.writer.send_all(encoded, timeout)
+        # the commit markers follow commit_transaction: read until our records are applied
+        deadline = time.monotonic() + timeout
+        while self.read_to_end(max(0.1, deadline - time.monotonic())) < end:
+            if time.monotonic() >= deadline:
+                raise InternalTopicError(f"Timed out reading back the write to {self.log.topic}")
+            time.sleep(0.01)
 
     def put_connector_config(self, name: str, config: Mapping[str, str], target: TargetState | None = None) -> None:
         records: list[tuple[str, Any]] = []
@@ -199,7 +255,11 @@ class KafkaConfigBackingStore:
         self._write(records)
 
     def put_target_state(self, name: str, state: TargetState) -> None:
-        self._write([_target_record(name, state)])
+        self._write([_target_record(name, state)], privileged=False)
+
+    def put_task_count_record(self, name: str, count: int) -> None:
+        """``tasks-fencing-<name>``: the producers of ``count`` tasks must be fenced before the next generation."""
+        self._write([(f"tasks-fencing-{name}", {"task-count": count})])
 
     def put_restart_request(self, request: RestartRequest) -> None:
         self._write([(f"restart-connector-{request.connector}",
@@ -268,7 +328,20 @@ class KafkaConfigBackingStore:
                 for i in range(count):
                     state.task_config_map[ConnectorTaskId(name, i)] = deferred[i]
                 state.task_counts[name] = count
+                if deferred:
+                    state.task_config_generations[name] = state.task_config_generations.get(name, -1) + 1
+            # new task configs after the last task count record: fence before any of them starts
+            state.pending_fencing.add(name)
             return lambda: listener.on_task_config_update(name) if listener else None
+        if key.startswith("tasks-fencing-"):
+            name = key[len("tasks-fencing-"):]
+            task_count = value.get("task-count") if isinstance(value, dict) else None
+            if not isinstance(task_count, int) or isinstance(task_count, bool) or task_count < 0:
+                log.error("Ignoring malformed task count record %s", key)
+                return None
+            state.task_count_records[name] = task_count
+            state.pending_fencing.discard(name)
+            return None
         if key.startswith("target-state-"):
             name = key[len("target-state-"):]
             if value is None:
@@ -294,7 +367,7 @@ class KafkaConfigBackingStore:
                 return None
             state.session_key = session
             return lambda: listener.on_session_key_update(session) if listener else None
-        return None  # logger-cluster-*, tasks-fencing-*: not acted on here
+        return None  # logger-cluster-*: not acted on here
 
 
 def _target_record(name: str, target: TargetState) -> tuple[str, Any]:
@@ -389,15 +462,17 @@ class KafkaStatusBackingStore(MemoryStatusBackingStore):
             previous = self._meta.get(key)
         return previous is None or previous[0] == worker_id or previous[1] <= self.generation
 
-    def _value(self, state: State, trace: str | None, worker_id: str) -> dict[str, Any]:
-        return {"state": state.value, "trace": trace, "worker_id": worker_id, "generation": self.generation}
+    def _value(self, status: ConnectorState | TaskState) -> dict[str, Any]:
+        """Kafka's status record: state, trace, worker_id, generation and (Kafka 4.1+) version."""
+        return {"state": status.state.value, "trace": status.trace, "worker_id": status.worker_id,
+                "generation": self.generation, "version": status.version}
 
     def put(self, connector: str, status: ConnectorState) -> None:
         key = f"status-connector-{connector}"
         if not self._safe(key, status.state, status.worker_id):
             return
         destroyed = status.state is State.DESTROYED
-        self._send(key, None if destroyed else self._value(status.state, status.trace, status.worker_id))
+        self._send(key, None if destroyed else self._value(status))
         self._remember(key, None if destroyed else status.worker_id)
         super().put(connector, status)
 
@@ -406,7 +481,7 @@ class KafkaStatusBackingStore(MemoryStatusBackingStore):
         if not self._safe(key, status.state, status.worker_id):
             return
         destroyed = status.state is State.DESTROYED
-        self._send(key, None if destroyed else self._value(status.state, status.trace, status.worker_id))
+        self._send(key, None if destroyed else self._value(status))
         self._remember(key, None if destroyed else status.worker_id)
         super().put_task(task_id, status)
 
@@ -459,7 +534,8 @@ class KafkaStatusBackingStore(MemoryStatusBackingStore):
             if status is None:
                 MemoryStatusBackingStore.put(self, name, ConnectorState(State.DESTROYED, ""))
             else:
-                MemoryStatusBackingStore.put(self, name, ConnectorState(status[0], status[2], status[1]))
+                MemoryStatusBackingStore.put(self, name, ConnectorState(status[0], status[2], status[1],
+                                                                        _version(value)))
             self._remember_read(key, status)
         elif key.startswith("status-task-"):
             task_id = _split_task(key[len("status-task-"):])
@@ -467,7 +543,7 @@ class KafkaStatusBackingStore(MemoryStatusBackingStore):
                 return
             status = _status(value)
             state = TaskState(task_id.task, State.DESTROYED, "") if status is None else TaskState(
-                task_id.task, status[0], status[2], status[1])
+                task_id.task, status[0], status[2], status[1], _version(value))
             MemoryStatusBackingStore.put_task(self, task_id, state)
             self._remember_read(key, status)
         elif key.startswith("status-topic-"):
@@ -487,6 +563,12 @@ class KafkaStatusBackingStore(MemoryStatusBackingStore):
                 self._meta.pop(key, None)
             else:
                 self._meta[key] = (status[2], status[3])
+
+
+def _version(value: Any) -> str | None:
+    """A status value's ``version`` (written by Kafka 4.1+ and Seaway workers); None if absent."""
+    version = value.get("version") if isinstance(value, dict) else None
+    return version if isinstance(version, str) else None
 
 
 def _status(value: Any) -> tuple[State, str | None, str, int] | None:

@@ -63,7 +63,8 @@ class WorkerMembership(GroupHandler):
             bootstrap_servers=config.bootstrap_servers, group_id=config.group_id, protocol_type="connect",
             handler=self, session_timeout_ms=int(config.get("session.timeout.ms")),
             rebalance_timeout_ms=int(config.get("rebalance.timeout.ms")),
-            heartbeat_interval_ms=int(config.get("heartbeat.interval.ms")), client_id=config.client_id("coordinator"))
+            heartbeat_interval_ms=int(config.get("heartbeat.interval.ms")), client_id=config.client_id("coordinator"),
+            security=config.client_security.protocol())
         self.protocol: ConnectProtocol | None = None
         self.connectors: set[str] = set()
         self.tasks: set[ConnectorTaskId] = set()

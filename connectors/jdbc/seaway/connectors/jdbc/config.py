@@ -215,9 +215,8 @@ def source_problems(props: Mapping[str, Any]) -> list[tuple[str, str]]:
                                   "table.include.list"))
     if get("query") and not get("topic.prefix"):
         problems.append(("topic.prefix", "query mode needs topic.prefix (the whole topic name)"))
-    for table_type in get("table.types") or []:
-        if table_type.upper() not in ("TABLE", "VIEW"):
-            problems.append(("table.types", f"table type {table_type!r} is not supported (TABLE, VIEW)"))
+    problems.extend(("table.types", f"table type {table_type!r} is not supported (TABLE, VIEW)")
+                    for table_type in get("table.types") or [] if table_type.upper() not in ("TABLE", "VIEW"))
     return problems
 
 

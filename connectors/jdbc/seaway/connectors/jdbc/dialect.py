@@ -126,9 +126,8 @@ class Dialect:
         naive_is_utc = self.zone.key == "UTC" or (zoned and self.zoned_columns_read_as_utc)
         zone, datetime_type = self.zone, datetime.datetime
 
-        def read(value: Any) -> datetime.datetime:
-            if type(value) is not datetime_type:
-                value = parse_timestamp(value)
+        def read(raw: Any) -> datetime.datetime:
+            value: datetime.datetime = raw if type(raw) is datetime_type else parse_timestamp(raw)
             if value.tzinfo is not None:
                 return value.astimezone(UTC)
             if naive_is_utc:
@@ -158,7 +157,7 @@ class Dialect:
         where = " AND ".join(f"{self.quote(c)}={self.placeholder}" for c in keys)
         return f"DELETE FROM {self.table_sql(table)} WHERE {where}"
 
-    def insert_rows(self, cursor: Any, table: TableId, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
+    def insert_rows(self, cursor: Any, table: TableId, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         """Plain inserts of ``rows`` (one transaction is already open)."""
         cursor.executemany(self.insert_sql(table, columns), rows)
 
@@ -301,7 +300,7 @@ class PostgresDialect(Dialect):
         return (f"INSERT INTO {self.table_sql(table)} ({cols}) VALUES ({marks}) "
                 f"ON CONFLICT ({conflict}) DO UPDATE SET {sets}")
 
-    def insert_rows(self, cursor: Any, table: TableId, columns: Sequence[str], rows: list[tuple[Any, ...]]) -> None:
+    def insert_rows(self, cursor: Any, table: TableId, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
         cols = ",".join(self.quote(c) for c in columns)
         with cursor.copy(f"COPY {self.table_sql(table)} ({cols}) FROM STDIN") as copy:
             write_row = copy.write_row

@@ -136,7 +136,8 @@ class Writer:
                 runs.append((key_schema, value_schema, current))
             elif value_schema is None and not tombstone:
                 value_schema = record.value_schema
-                runs[-1] = (key_schema, value_schema, current)  # type: ignore[arg-type]
+                assert current is not None
+                runs[-1] = (key_schema, value_schema, current)
             assert current is not None
             current.append(record)
         return runs

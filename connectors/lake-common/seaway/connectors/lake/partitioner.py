@@ -137,8 +137,8 @@ class FieldPartitioner(Partitioner):
 
     def encode(self, record: SinkRecord) -> str:
         parts = [self.topic_folder(record.topic)]
-        for path in self.paths:
-            parts.append(f"{escape_path_name(path[-1])}={_format_value(field_value(record.value, path))}")
+        parts.extend(f"{escape_path_name(path[-1])}={_format_value(field_value(record.value, path))}"
+                     for path in self.paths)
         return "/".join(parts)
 
 

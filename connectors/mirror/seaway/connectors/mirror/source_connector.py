@@ -124,8 +124,19 @@ class MirrorSourceConnector(SourceConnector):
         return config
 
     def exactly_once_support(self, connector_config: Mapping[str, str]) -> ExactlyOnceSupport | None:
-        """At-least-once until Seaway's runtime and broker have transactions (then: read_committed sources)."""
-        return ExactlyOnceSupport.UNSUPPORTED
+        """Supported when the replication consumer reads the source with ``read_committed``, as Kafka's.
+
+        The task's source offsets travel with its records (SourceRecord offsets), so an
+        exactly-once worker commits both in one transaction; but a ``read_uncommitted``
+        consumer could copy records that the source cluster later aborts, so only a
+        ``read_committed`` source is exactly-once end to end (Kafka's MirrorSourceConnector).
+        """
+        try:
+            consumer = SourceConfig(connector_config).source_consumer("replication-consumer")
+        except Exception:  # an invalid config is reported by validate(), not here
+            return ExactlyOnceSupport.UNSUPPORTED
+        level = str(consumer.get("isolation.level", "read_uncommitted")).strip().lower()
+        return ExactlyOnceSupport.SUPPORTED if level == "read_committed" else ExactlyOnceSupport.UNSUPPORTED
 
     def alter_offsets(self, connector_config: Mapping[str, str],
                       offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]]) -> bool:

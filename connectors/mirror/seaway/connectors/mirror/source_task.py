@@ -147,7 +147,7 @@ class MirrorSourceTask(SourceTask):
 
     def _split(self, messages: list[Any]) -> None:
         """One batch per run of messages from the same source partition, as columns (queued in ``_ready``)."""
-        if any([m.error() is not None for m in messages]):
+        if any(m.error() is not None for m in messages):
             for m in messages:
                 if m.error() is not None:
                     self._consumer_error(m.error())

@@ -1,0 +1,486 @@
+"""ExactlyOnceWorkerSourceTask: source records and their offsets in one transaction (KIP-618).
+
+Kafka's ``ExactlyOnceWorkerSourceTask``, run by a distributed worker with
+``exactly.once.source.support=enabled``. The task's producer is transactional
+(``transactional.id = <group.id>-<connector>-<task>``); the records of a transaction and the
+source offsets they reach are written by that one producer and committed together, the
+offsets to the offsets topic (the connector's ``offsets.storage.topic`` or the worker's). A
+``read_committed`` reader sees either both or neither, and the next instance of the task
+resumes from the offsets of the last committed transaction: nothing lost, nothing twice.
+
+Before the producer exists, the herder's *preflight* check makes sure every producer of an
+older generation of this connector's tasks is fenced (KIP-618's zombie fencing, see
+``distributed/fencing.py``); ``init_transactions`` then fences the previous instance of this
+very task and aborts its open transaction; the *verify* check re-reads the config topic and
+fails the start if the task's configs changed or it was revoked meanwhile. A zombie (an
+instance whose worker was cut off, then came back) finds out at its next commit, which the
+broker refuses: the task fails, and its records stay invisible.
+
+Transaction boundaries (``transaction.boundary``):
+
+* ``poll`` (default): one transaction per batch returned by ``poll()``;
+* ``interval``: a commit every ``transaction.boundary.interval.ms`` (default: the worker's
+  ``offset.flush.interval.ms``), checked after each batch and after empty polls;
+* ``connector``: when the task asks through ``context.transaction_context()``: commit or
+  abort after the current batch, or after a given record (records after it go to the next
+  transaction). An abort drops the records but still commits their offsets, so the task
+  does not see them again (Kafka's rule).
+
+The hot path is the at-least-once task's (``send_records`` / ``_send_batch``, per batch);
+this class only adds ``begin_transaction`` before a batch, writes the offsets the batch
+reaches (one record per source partition, before the batch's records, so the offsets
+partition joins the transaction with the data partitions and the commit needs no extra
+round trip), and commits at the boundary. A delivery error fails the task whatever
+``errors.tolerance`` says: a transaction with a failed record cannot commit (the "purged"
+reports of records an abort dropped are not errors).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException, Producer
+from seaway.connect.api import (
+    BytesRecordBatch,
+    ConnectError,
+    RecordMetadata,
+    RetriableError,
+    SourceRecord,
+    SourceRecordBatch,
+    TransactionBoundary,
+    TransactionContext,
+)
+from seaway.connect.runtime.config_providers import REDACTOR
+from seaway.connect.runtime.murmur2 import partition_for
+from seaway.connect.runtime.worker_source_task import (
+    EMPTY_POLL_PAUSE_S,
+    SourceTaskContextImpl,
+    WorkerSourceTask,
+    _last_offsets,
+    _partition_key,
+)
+
+__all__ = ["ExactlyOnceSetup", "ExactlyOnceWorkerSourceTask", "WorkerTransactionContext", "transactional_producer"]
+
+log = logging.getLogger(__name__)
+log.addFilter(REDACTOR)
+
+_RETRY_S = 5.0  # each blocking transactional call waits this long, then checks for cancellation
+_PURGED = (KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT)  # delivery reports of records an abort dropped
+_FENCED = (KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH)
+
+
+@dataclass(frozen=True, slots=True)
+class ExactlyOnceSetup:
+    """What the herder gives an exactly-once task: its transactional id, offsets topic and checks.
+
+    ``preflight`` runs on the task thread before the producer exists (zombie fencing of older
+    generations, through the leader); ``verify`` after ``init_transactions`` (the task's
+    configs and assignment are still current). Both raise to fail the start.
+    """
+
+    transactional_id: str
+    offsets_topic: str
+    preflight: Callable[[], None]
+    verify: Callable[[], None]
+
+
+def transactional_producer(config: dict[str, Any], transactional_id: str) -> dict[str, Any]:
+    """A task producer's config made transactional (Kafka's ``exactlyOnceSourceTaskProducerConfigs``).
+
+    Idempotence on (Connect turns it off for ordinary source tasks), the transactional id
+    forced, and the framework's infinite ``message.timeout.ms`` dropped: librdkafka requires
+    it not to exceed ``transaction.timeout.ms``.
+    """
+    out = dict(config)
+    if str(out.get("enable.idempotence", "false")).lower() == "false" and "enable.idempotence" in out:
+        log.debug("enable.idempotence is forced to true for exactly-once source tasks")
+    out["enable.idempotence"] = "true"
+    out["transactional.id"] = transactional_id
+    if str(out.get("message.timeout.ms")) == "0":
+        del out["message.timeout.ms"]
+    return out
+
+
+class WorkerTransactionContext(TransactionContext):
+    """The task's requests (any thread), consumed by the task thread at each boundary check.
+
+    Records are matched by identity, as Kafka's ``IdentityHashMap``: a record object the task
+    returned from ``poll`` (a :class:`SourceRecordBatch` creates its records on access, so
+    only batch-level requests make sense with it).
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._commit_batch = False
+        self._abort_batch = False
+        self._commit_records: dict[int, SourceRecord] = {}
+        self._abort_records: dict[int, SourceRecord] = {}
+
+    def commit_transaction(self, record: SourceRecord | None = None) -> None:
+        with self._lock:
+            if record is None:
+                self._commit_batch = True
+            else:
+                self._commit_records[id(record)] = record
+
+    def abort_transaction(self, record: SourceRecord | None = None) -> None:
+        with self._lock:
+            if record is None:
+                self._abort_batch = True
+            else:
+                self._abort_records[id(record)] = record
+
+    def has_record_requests(self) -> bool:
+        with self._lock:
+            return bool(self._commit_records or self._abort_records)
+
+    def batch_request(self) -> str | None:
+        """``"commit"``, ``"abort"`` or None for the batch just dispatched (and forget the request)."""
+        with self._lock:
+            commit, abort = self._commit_batch, self._abort_batch
+            self._commit_batch = self._abort_batch = False
+        if commit and abort:
+            raise ConnectError("The connector requested both a commit and an abort of the same transaction")
+        return "commit" if commit else "abort" if abort else None
+
+    def record_request(self, record: SourceRecord) -> str | None:
+        """``"commit"``, ``"abort"`` or None for ``record`` (and forget the request)."""
+        with self._lock:
+            commit = self._commit_records.pop(id(record), None) is record
+            abort = self._abort_records.pop(id(record), None) is record
+        if commit and abort:
+            raise ConnectError(f"The connector requested both a commit and an abort of the transaction of the record "
+                               f"on topic {record.topic}")
+        return "commit" if commit else "abort" if abort else None
+
+
+class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
+    """A :class:`WorkerSourceTask` whose producer writes records and offsets in transactions."""
+
+    def __init__(self, *args: Any, exactly_once: ExactlyOnceSetup, boundary: TransactionBoundary,
+                 interval_ms: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.eos = exactly_once
+        self.producer_config = transactional_producer(self.producer_config, exactly_once.transactional_id)
+        self.boundary = boundary
+        self.interval_s = interval_ms / 1000
+        self.transactions = WorkerTransactionContext() if boundary is TransactionBoundary.CONNECTOR else None
+        self._open = False
+        self._torn = False  # a batch only partly produced: its transaction must never commit
+        self._last_txn_commit = time.monotonic()
+        self._offset_partitions = 0
+        self._txn_offsets: dict[bytes, bytes | None] = {}  # offsets written in the open transaction
+        self._committable: list[tuple[SourceRecord, RecordMetadata | None]] = []
+        self._committable_batches: list[tuple[BytesRecordBatch, list[int]]] = []
+        self._committable_lock = threading.Lock()
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def initialize_and_start(self) -> None:
+        self.eos.preflight()
+        if self.stopping.is_set():  # do not fence a newer generation on our way out
+            return
+        producer = Producer(self.producer_config)
+        self.producer = producer
+        self._retrying("initialize the transactional producer", producer.init_transactions)
+        self.eos.verify()
+        self._offset_partitions = self._partitions_of(self.eos.offsets_topic)
+        self.task.initialize(SourceTaskContextImpl(self.setup.task_config, self.reader,  # type: ignore[arg-type]
+                                                   self.transactions))
+        self.task.start(self.setup.task_config)
+        self._last_txn_commit = time.monotonic()
+        log.info("%s Source task finished initialization and start (exactly-once, transactional.id %s, "
+                 "transaction.boundary %s)", self.id, self.eos.transactional_id, self.boundary.value)
+
+    def _partitions_of(self, topic: str) -> int:
+        assert self.producer is not None
+        metadata = self.producer.list_topics(topic, timeout=30).topics.get(topic)
+        if metadata is None or metadata.error is not None or not metadata.partitions:
+            raise ConnectError(f"The offsets topic {topic} is not available: {metadata and metadata.error}")
+        return len(metadata.partitions)
+
+    def close(self) -> None:
+        try:
+            if self.producer is not None and self._offset_partitions:
+                if self.failed or self.cancelled:
+                    self._abort_quietly()
+                else:
+                    self._boundary_commit(final=True)
+        finally:
+            try:
+                self.setup.close()
+            finally:
+                if self.producer is not None:
+                    self.producer.flush(0)
+                    self.producer = None
+
+    def on_pause(self) -> None:
+        # commit now: a transaction left open while paused would time out, and the task be fenced
+        self._boundary_commit(final=False)
+
+    # -- the loop -------------------------------------------------------------------------------
+    def execute(self) -> None:
+        try:
+            self._loop()
+        except (KafkaException, SystemError) as e:  # a fatal producer error, raised from poll or produce
+            raise self._translated(e, "write records") from e
+
+    def _translated(self, error: BaseException, what: str) -> Exception:
+        """A clear ConnectError for a fatal producer error (a SystemError carries it as its context)."""
+        cause: BaseException | None = error
+        while cause is not None and not isinstance(cause, KafkaException):
+            cause = cause.__context__
+        kafka_error = cause.args[0] if cause is not None and cause.args else None
+        if isinstance(kafka_error, KafkaError) and kafka_error.code() in _FENCED:
+            return ConnectError(f"Task {self.id} was fenced out while trying to {what}: another instance of this "
+                                f"task (or a zombie fencing) has taken over its transactional id "
+                                f"{self.eos.transactional_id}")
+        return ConnectError(f"Task {self.id} failed to {what}: {cause or error}")
+
+    def _loop(self) -> None:
+        producer = self.producer
+        if producer is None:  # stopped before the producer existed
+            return
+        while not self.stopping.is_set():
+            if self.paused:
+                if not self.await_unpaused():
+                    break
+                self._last_txn_commit = time.monotonic()
+            try:
+                records = self.task.poll()
+            except RetriableError as e:
+                log.warning("%s failed to poll records from SourceTask. Will retry operation.", self.id, exc_info=e)
+                records = None
+            if records:
+                self._dispatch(records)
+                producer.poll(0)
+            else:
+                producer.poll(EMPTY_POLL_PAUSE_S)
+            self._check_delivery_errors()
+            self._batch_boundary()
+
+    def _dispatch(self, records: Sequence[SourceRecord]) -> None:
+        """Send one poll's records inside the open transaction, splitting at records the task named."""
+        transactions = self.transactions
+        if (transactions is None or type(records) is SourceRecordBatch
+                or not transactions.has_record_requests()):
+            self._send_part(records)
+            return
+        start = 0
+        for i, record in enumerate(records):
+            request = transactions.record_request(record)
+            if request is not None:
+                self._send_part(records[start:i + 1])
+                start = i + 1
+                self._end_transaction(abort=request == "abort")
+        if start < len(records):
+            self._send_part(records[start:])
+
+    def _send_part(self, records: Sequence[SourceRecord]) -> None:
+        """Write the offsets these records reach, then the records, into the open transaction.
+
+        Offsets first: the offsets partition then joins the transaction together with the data
+        partitions (one AddPartitionsToTxn), and the commit is a flush and an EndTxn, with no
+        extra round trip for it. Order inside a transaction does not matter to readers: they
+        see all of it or none.
+        """
+        if not self._open:
+            self._begin()
+        offsets = _batch_offsets(records)
+        if offsets:
+            writer = self.writer
+            for partition, offset in offsets.values():
+                writer.offset(partition, offset)
+            if writer.begin_flush():
+                pending = writer.flushing()
+                writer.flushed()
+                self._produce_offsets(pending)
+                self._txn_offsets.update(pending)
+        self.send_records(records)
+        if any(not batch.sealed for batch in self._batches):
+            self._torn = True  # cancelled mid-batch: part of it is in the transaction
+        self._batches.clear()
+
+    def _produce_offsets(self, offsets: dict[bytes, bytes | None]) -> None:
+        producer = self.producer
+        assert producer is not None
+        topic, partitions = self.eos.offsets_topic, self._offset_partitions
+        for key, value in offsets.items():
+            producer.produce(topic, value, key, partition_for(key, partitions))
+
+    def _begin(self) -> None:
+        assert self.producer is not None
+        try:
+            self.producer.begin_transaction()
+        except KafkaException as e:
+            raise ConnectError(f"Task {self.id} failed to begin a transaction: {e}") from e
+        self._open = True
+
+    def _check_delivery_errors(self) -> None:
+        """A failed record fails the task (its transaction cannot commit), except the records an abort purged."""
+        failures = self._failures
+        if failures:
+            errors = [b.error for b in failures if not (isinstance(b.error, KafkaError) and b.error.code() in _PURGED)]
+            failures.clear()
+            if errors:
+                raise ConnectError(f"Task {self.id} failed to write a record, so its transaction cannot commit: "
+                                   f"{errors[0]}")
+
+    def _new_topic(self, topic: str) -> None:
+        if topic == self.eos.offsets_topic:
+            # the next poll would read offsets, waiting for the very transaction this record keeps open
+            raise ConnectError("Source tasks may not produce to their own offsets topics when exactly-once "
+                               "support is enabled")
+        super()._new_topic(topic)
+
+    def _record_callback(self, batch: Any, record: SourceRecord) -> Any:
+        """``commit_record`` only after the transaction commits (Kafka's ``committableRecords``)."""
+        committable, lock = self._committable, self._committable_lock
+
+        def delivered(err: Any, msg: Any) -> None:
+            batch.ack(err, msg)
+            if err is None:
+                ts_type, ts = msg.timestamp()
+                with lock:
+                    committable.append((record, RecordMetadata(msg.topic(), msg.partition(), msg.offset(),
+                                                               ts if ts_type else None)))
+
+        return delivered
+
+    def _commit_batch_records(self, records: BytesRecordBatch, offsets: list[int]) -> None:
+        """``commit_records`` too only after the transaction commits: the mirror's offset syncs must
+        never name a downstream offset of an aborted transaction."""
+        with self._committable_lock:
+            self._committable_batches.append((records, offsets))
+
+    # -- boundaries ----------------------------------------------------------------------------
+    def _batch_boundary(self) -> None:
+        boundary = self.boundary
+        if boundary is TransactionBoundary.POLL:
+            self._commit_transaction()
+        elif boundary is TransactionBoundary.INTERVAL:
+            if time.monotonic() - self._last_txn_commit >= self.interval_s:
+                self._commit_transaction()
+        else:
+            assert self.transactions is not None
+            request = self.transactions.batch_request()
+            if request is not None:
+                self._end_transaction(abort=request == "abort")
+
+    def _boundary_commit(self, *, final: bool) -> None:
+        """On stop (``final``) or pause: commit what is open, except a connector-defined transaction nobody
+        asked to end: left open on pause (as Kafka), aborted on stop (the next instance reads it again)."""
+        if self.boundary is TransactionBoundary.CONNECTOR:
+            assert self.transactions is not None
+            request = self.transactions.batch_request()
+            if request is not None:
+                self._end_transaction(abort=request == "abort")
+            elif final and self._open:
+                log.info("%s Aborting the open transaction the connector did not commit", self.id)
+                self._abort_quietly()
+        else:
+            self._commit_transaction()
+
+    def commit_offsets(self, *, final: bool) -> bool:
+        """Offsets are only ever committed with their transaction (at the boundaries above)."""
+        return False
+
+    def _end_transaction(self, *, abort: bool) -> None:
+        if abort:
+            if self._open:
+                log.info("%s Aborting the transaction as requested by the connector", self.id)
+                producer = self.producer
+                assert producer is not None
+                # everything sent first: an abort purges unsent records, and librdkafka's sequence numbers
+                # then skip them (OUT_OF_ORDER_SEQUENCE_NUMBER on the next transaction)
+                while producer.flush(_RETRY_S) and not self.cancelled:
+                    pass
+                self._retrying("abort the transaction", producer.abort_transaction)
+                self._open = False
+                with self._committable_lock:
+                    self._committable.clear()
+                    self._committable_batches.clear()
+                if self._txn_offsets:  # the dropped records' offsets are committed: they are not read again
+                    self._begin()
+                    self._produce_offsets(self._txn_offsets)
+            else:
+                log.warning("%s Ignoring the connector's request to abort the transaction: it is empty", self.id)
+        self._commit_transaction()
+
+    def _commit_transaction(self) -> None:
+        """Commit the open transaction, records and offsets together (Kafka's ``commitTransaction``)."""
+        producer = self.producer
+        assert producer is not None
+        self._last_txn_commit = time.monotonic()
+        if self._torn:
+            raise ConnectError(f"Task {self.id} was stopped in the middle of a batch; its open transaction is "
+                               "abandoned, never committed")
+        if self._open:
+            self._retrying("commit the transaction", producer.commit_transaction)
+            self._open = False
+            self._txn_offsets.clear()
+        self._commit_task()
+
+    def _commit_task(self) -> None:
+        with self._committable_lock:
+            done, self._committable = self._committable, []
+            batches, self._committable_batches = self._committable_batches, []
+        for records, offsets in batches:
+            try:
+                self.task.commit_records(records, offsets)
+            except Exception:
+                log.exception("%s Exception thrown while calling task.commit_records()", self.id)
+        for record, metadata in done:
+            try:
+                self.task.commit_record(record, metadata)
+            except Exception:
+                log.exception("%s Exception thrown while calling task.commit_record()", self.id)
+        try:
+            self.task.commit()
+        except Exception:
+            log.exception("%s Exception thrown while calling task.commit()", self.id)
+
+    def _abort_quietly(self) -> None:
+        if self.producer is None or not self._open:
+            return
+        try:
+            self.producer.abort_transaction(_RETRY_S)
+        except KafkaException as e:
+            log.info("%s Could not abort the open transaction (%s); the broker aborts it when the task's next "
+                     "instance starts or the transaction times out", self.id, e)
+        self._open = False
+
+    def _retrying(self, what: str, call: Callable[..., None]) -> None:
+        """``call(timeout)`` until it succeeds; a retriable timeout is retried unless the task is cancelled.
+
+        A fatal error (``PRODUCER_FENCED``: a newer instance or a fencing took over the
+        transactional id) fails the task with a message saying so.
+        """
+        while True:
+            try:
+                call(_RETRY_S)
+                return
+            except KafkaException as e:
+                error = e.args[0] if e.args else None
+                if isinstance(error, KafkaError) and error.retriable() and not error.fatal() and not self.cancelled:
+                    continue
+                if isinstance(error, KafkaError) and error.code() == KafkaError._TIMED_OUT and not self.cancelled:
+                    continue
+                raise self._translated(e, what) from e
+            except SystemError as e:  # a fatal error raised while a delivery callback ran
+                raise self._translated(e, what) from e
+
+
+def _batch_offsets(records: Sequence[SourceRecord]) -> dict[str, tuple[Any, Any]]:
+    """The last offset per source partition of one poll's records (of the batch, for the batch types)."""
+    if type(records) is SourceRecordBatch or type(records) is BytesRecordBatch:
+        partition = records.source_partition
+        if partition is None or not len(records):
+            return {}
+        return {_partition_key(partition): (partition, records.last_source_offset)}
+    return _last_offsets(records)
