@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, TopicPartition
@@ -68,11 +69,19 @@ def test_group_fails_over_with_translated_offsets(clusters: Clusters, tmp_path: 
             wanted = [p for p, o in committed_on_a.items() if o > 0]
             return on_b if all(on_b.get(p, -1) > 0 for p in wanted) else None
 
-        on_b = wait_for(synced, 60, 0.5, "group offsets synced to B")
-        # Kafka's RemoteClusterUtils.translateOffsets reads the same checkpoints
-        translated = translate_offsets({"bootstrap.servers": clusters.b.bootstrap}, "A", group, 10)
-        assert {tp.partition: o.offset for tp, o in translated.items() if tp.topic == remote} == {
-            p: o for p, o in on_b.items() if o >= 0}
+        wait_for(synced, 60, 0.5, "group offsets synced to B")
+
+        def agreed() -> tuple[dict[int, int], Any] | None:
+            # Kafka's RemoteClusterUtils.translateOffsets reads the same checkpoints as the offset sync;
+            # a newer checkpoint can land between the two reads, so they are compared until they agree
+            on_b = synced()
+            translated = translate_offsets({"bootstrap.servers": clusters.b.bootstrap}, "A", group, 10)
+            mine = {tp.partition: o.offset for tp, o in translated.items() if tp.topic == remote}
+            if on_b is None or mine != {p: o for p, o in on_b.items() if o >= 0}:
+                return None
+            return on_b, translated
+
+        _, translated = wait_for(agreed, 60, 0.5, "translated offsets equal to the offsets synced to B")
         assert all(tp.topic == remote for tp in to_topic_partitions(translated))
     finally:
         worker.stop()

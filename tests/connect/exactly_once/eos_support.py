@@ -122,8 +122,9 @@ def _consumer(bootstrap: str, isolation: str) -> Consumer:
 class StableEnd:
     """Polls one partition's last stable offset with a single long-lived consumer (cheap to call often)."""
 
-    def __init__(self, bootstrap: str, topic: str, partition: int = 0) -> None:
-        self._consumer = _consumer(bootstrap, "read_committed")
+    def __init__(self, bootstrap: str, topic: str, partition: int = 0, isolation: str = "read_committed") -> None:
+        # read_committed: the last stable offset; read_uncommitted: the high watermark
+        self._consumer = _consumer(bootstrap, isolation)
         self._tp = TopicPartition(topic, partition)
 
     def __call__(self) -> int:
