@@ -393,9 +393,9 @@ def _tool_log4j() -> str:
 def create_internal_topics(bootstrap: str, props: Mapping[str, str], timeout: float = 30.0) -> None:
     """Create a worker's three compacted internal topics and wait until metadata lists them.
 
-    Seaway's worker reads a topic's metadata right after creating it, which Apache Kafka
-    may not serve yet (finding P-X1 in the peer findings); it then exits. Created here
-    first, the worker finds them existing.
+    Apache Kafka may not serve a topic's metadata right after creating it (finding P-X1 in
+    docs/performance.md, "Conformance"; Seaway's worker now waits for it). Created here
+    first, the worker finds them existing and these tests do not depend on that wait.
     """
     from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # re-exported without __all__
 

@@ -74,9 +74,9 @@ def seaway_connect_on_kafka(kafka_broker: KafkaBroker,
                             tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerProcess]:
     """Seaway's distributed worker on Apache Kafka's broker (the REST and cross tests share it).
 
-    Its internal topics are created first, and visible, before it starts: Seaway's worker
-    reads a topic's metadata right after creating it, which Kafka may not serve yet
-    (finding P-X1), and would then exit.
+    Its internal topics are created first, and visible, before it starts: Kafka may not serve
+    a new topic's metadata at once (finding P-X1, fixed: Seaway's worker waits for it); the
+    tests here do not depend on that wait.
     """
     props = worker_properties(kafka_broker.bootstrap, free_port(), "peer-seaway-on-kafka")
     create_internal_topics(kafka_broker.bootstrap, props)

@@ -11,7 +11,7 @@ is a Java HashMap's), and the exception class of a failure (from stderr) appende
 wordings are not compared.
 
 Known mismatches are ``xfail(strict=True)`` on the Seaway side with their finding id
-(/work/notes/peer-findings.md).
+(docs/performance.md, "Conformance").
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ SCRIPT = [
 ]
 
 KNOWN: dict[str, str] = {}
-"""step id -> finding id in /work/notes/peer-findings.md, where Seaway differs today."""
+"""step id -> finding id in docs/performance.md ("Conformance"), where Seaway differs today."""
 
 _ERROR = re.compile(r"(org\.apache\.kafka\.common\.errors\.\w+)")
 

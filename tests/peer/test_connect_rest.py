@@ -15,7 +15,7 @@ against Kafka when Kafka answers the status written in the script (Kafka's behav
 checked every run) and against Seaway when Seaway's status and shape equal Kafka's.
 
 Known mismatches are ``xfail(strict=True)`` on the Seaway side with their finding id
-(/work/notes/peer-findings.md).
+(docs/performance.md, "Conformance").
 """
 
 from __future__ import annotations
@@ -226,7 +226,7 @@ KEEP = {"state", "type", "error_code", "name", "connector", "task", "id", "class
 tasks are Kafka's, by Kafka's name)."""
 
 KNOWN: dict[str, str] = {}
-"""step id -> finding id in /work/notes/peer-findings.md, where Seaway differs today."""
+"""step id -> finding id in docs/performance.md ("Conformance"), where Seaway differs today."""
 
 
 def shape(value: Any, key: str | None = None) -> Any:

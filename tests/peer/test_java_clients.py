@@ -6,7 +6,7 @@ FAIL <exception>: <message>`` line per check. Every check has Kafka's answer wri
 down here (``EXPECTED``), asserted against Apache Kafka (so the expectation is Kafka's
 behaviour, not a guess) and against Seaway. Failures compare the exception class only:
 the clients raise the class from the broker's error code, while the message text is the
-broker's own (differences in wording are listed in /work/notes/peer-findings.md).
+broker's own (differences in wording are listed in docs/performance.md ("Conformance")).
 
 Known mismatches are ``xfail(strict=True)`` on the Seaway side with their finding id, so
 the test flips to a failure (XPASS) the day Seaway is fixed.
@@ -88,7 +88,7 @@ EXPECTED: dict[str, dict[str, str]] = {
 }
 
 KNOWN: dict[tuple[str, str], str] = {}
-"""(mode, step) -> finding id in /work/notes/peer-findings.md, where Seaway differs today."""
+"""(mode, step) -> finding id in docs/performance.md ("Conformance"), where Seaway differs today."""
 
 CASES = [
     pytest.param(mode, step, broker, id=f"{broker}-{mode}-{step}",

@@ -14,8 +14,10 @@ from typing import Any
 
 import httpx
 import pytest
+from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from seaway.connect.rest import create_app
+from seaway.connect.runtime import offsets_admin
 from seaway.connect.testing import EmbeddedConnect
 
 from tests.support.broker import BrokerProcess
@@ -174,6 +176,40 @@ async def test_offsets_alter_source_and_reset_sink(api: httpx.AsyncClient, fast_
     assert (await api.put("/connectors/osnk/resume")).status_code == 202
     first_pass = sink.read_text().splitlines()
     await wait_lines(sink, first_pass * 2)  # consumed again from the beginning
+
+
+async def test_sink_offsets_are_not_reported_altered_while_the_group_still_has_a_member(
+        api: httpx.AsyncClient, fast_broker: BrokerProcess, tmp_path: Path, topic_name: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A member still in the sink's group (a task that has not finished leaving, a zombie) makes the
+    broker refuse the admin commit per partition; that refusal must reach the caller, not a 200."""
+    monkeypatch.setattr(offsets_admin, "DRAIN_WAIT_S", 1.0)
+    lines = [f"line {i}" for i in range(5)]
+    await pipeline(api, fast_broker.bootstrap, tmp_path, topic_name, lines, "zsrc", "zsnk")
+    assert (await api.put("/connectors/zsnk/stop")).status_code == 204
+    await wait_state(api, "zsnk", "STOPPED", [])
+    zombie = Consumer({"bootstrap.servers": fast_broker.bootstrap, "group.id": "connect-zsnk",
+                       "enable.auto.commit": False})
+    zombie.subscribe([topic_name])
+    try:
+        deadline = time.monotonic() + 20
+        while not zombie.assignment() and time.monotonic() < deadline:
+            await asyncio.to_thread(zombie.poll, 0.2)
+        assert zombie.assignment(), "the stand-in zombie never joined the group"
+        patch = {"offsets": [{"partition": {"kafka_topic": topic_name, "kafka_partition": 0},
+                              "offset": {"kafka_offset": 1}}]}
+        refused = await api.patch("/connectors/zsnk/offsets", json=patch)
+        assert refused.status_code == 500, refused.text
+        assert "haven't stopped completely yet" in refused.json()["message"]
+        reset = await api.delete("/connectors/zsnk/offsets")
+        assert reset.status_code == 500 and "zombie sink tasks" in reset.json()["message"], reset.text
+        unchanged = (await api.get("/connectors/zsnk/offsets")).json()
+        assert unchanged["offsets"][0]["offset"] == {"kafka_offset": len(lines)}
+    finally:
+        await asyncio.to_thread(zombie.close)
+    altered = await api.patch("/connectors/zsnk/offsets", json=patch)  # the group has emptied
+    assert altered.status_code == 200, altered.text
+    assert (await api.get("/connectors/zsnk/offsets")).json()["offsets"][0]["offset"] == {"kafka_offset": 1}
 
 
 async def test_plugins_validation_and_invalid_configs(api: httpx.AsyncClient) -> None:

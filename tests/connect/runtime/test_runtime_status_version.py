@@ -1,6 +1,6 @@
 """Statuses carry the running plugin's version and task configs carry ``task.class``, as Kafka 4.x's.
 
-Findings P-R1 and P-R2 (/work/notes/peer-findings.md): Kafka 4.1+ puts the connector's and
+Findings P-R1 and P-R2 (docs/performance.md, "Conformance"): Kafka 4.1+ puts the connector's and
 each task's plugin ``version`` in every ConnectorStateInfo (status, ``expand=status``, restart
 plans) and Kafka's ``Worker.connectorTaskConfigs`` adds ``task.class`` (and a sink's
 ``topics``) to every task config. A standalone worker on a real broker; the connector and

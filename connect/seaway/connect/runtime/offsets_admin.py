@@ -14,10 +14,11 @@ PATCH with ``"offset": null`` is rejected; ``DELETE`` (reset all) deletes the gr
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+from confluent_kafka import ConsumerGroupTopicPartitions, KafkaError, KafkaException
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient
 from seaway.connect.api import DataError, SinkConnector, SourceConnector, TopicPartition
@@ -31,6 +32,41 @@ if TYPE_CHECKING:
 __all__ = ["OffsetsAdmin"]
 
 Pair = tuple[dict[str, Any], dict[str, Any] | None]
+
+DRAIN_WAIT_S = 15.0
+"""How long a sink offsets change waits for the group to empty: a STOPPED connector's status shows
+no tasks as soon as its empty task configs are written, while a task that was starting or closing
+on a loaded worker may still hold (or just be taking) a place in the group for a few seconds."""
+
+_MEMBERS_PRESENT = frozenset({KafkaError.NON_EMPTY_GROUP, KafkaError.UNKNOWN_MEMBER_ID,
+                              KafkaError.REBALANCE_IN_PROGRESS})
+
+
+def _while_members_drain(name: str, call: Callable[[], None]) -> None:
+    """Run ``call`` (a group admin operation), retrying while the group still has members.
+
+    Kafka Connect fails at once and asks the user to retry; retrying here for a bounded time
+    answers the common case (tasks still leaving) and keeps Kafka's message for a real zombie.
+    """
+    deadline = time.monotonic() + DRAIN_WAIT_S
+    delay = 0.1
+    while True:
+        try:
+            call()
+            return
+        except KafkaException as e:
+            error = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
+            if error is None or error.code() not in _MEMBERS_PRESENT:
+                raise
+            if time.monotonic() + delay > deadline:
+                raise HerderError(
+                    f"Failed to alter consumer group offsets for connector {name} either because its tasks "
+                    "haven't stopped completely yet or the connector was resumed before the request to alter "
+                    "its offsets could be successfully completed. If the connector is in a stopped state, this "
+                    "operation can be safely retried. If it doesn't eventually succeed, the Connect cluster may "
+                    f"need to be restarted to get rid of the zombie sink tasks. ({error})") from e
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
 
 
 def _message(altered_by_connector: bool, verb: str) -> str:
@@ -53,6 +89,15 @@ def _as_int(value: Any, key: str, what: str) -> int:
     if number < 0:
         raise BadRequestError(f"Kafka {what}s must be greater than or equal to 0")
     return number
+
+
+def _alter_group_offsets(admin: AdminClient, request: ConsumerGroupTopicPartitions) -> None:
+    """Alter a group's offsets; a partition's error raises (librdkafka reports them per partition,
+    so a commit refused because the group still has members would otherwise look like success)."""
+    result = admin.alter_consumer_group_offsets([request])[request.group_id].result(30)
+    for tp in result.topic_partitions or []:
+        if tp.error is not None:
+            raise KafkaException(tp.error)
 
 
 class OffsetsAdmin:
@@ -141,11 +186,16 @@ class OffsetsAdmin:
             raise BadRequestError(f"Failed to alter offsets for connector {name}: {e}") from e
         admin = self._admin()
         if offsets is None:
+            def delete() -> None:
+                try:
+                    admin.delete_consumer_groups([group], request_timeout=30)[group].result(30)
+                except KafkaException as e:
+                    if "GROUP_ID_NOT_FOUND" not in str(e):
+                        raise
             try:
-                admin.delete_consumer_groups([group], request_timeout=30)[group].result(30)
+                _while_members_drain(name, delete)
             except KafkaException as e:
-                if "GROUP_ID_NOT_FOUND" not in str(e):
-                    raise HerderError(f"Failed to reset offsets of sink connector {name}: {e}") from e
+                raise HerderError(f"Failed to reset offsets of sink connector {name}: {e}") from e
             return _message(by_connector, verb)
         if any(o is None for o in parsed.values()):
             raise BadRequestError("Resetting individual partitions of a sink connector is not supported yet; "
@@ -153,7 +203,7 @@ class OffsetsAdmin:
         request = ConsumerGroupTopicPartitions(group, [KafkaTopicPartition(tp.topic, tp.partition, o)
                                                        for tp, o in parsed.items() if o is not None])
         try:
-            admin.alter_consumer_group_offsets([request])[group].result(30)
+            _while_members_drain(name, lambda: _alter_group_offsets(admin, request))
         except KafkaException as e:
             raise HerderError(f"Failed to alter consumer group offsets for sink connector {name}: {e}") from e
         return _message(by_connector, verb)
