@@ -21,6 +21,7 @@ from seaway.properties import load_properties_file
 from tests.cli.clirun import SEAWAY
 
 LINE = re.compile(r"^(\w+)\s+(\S+)\s+\(pid (\d+)\)$")
+METRICS_LINE = re.compile(r"^metrics\s+(\S+/metrics)\s+\((\w+)\)$")
 
 
 def free_port() -> int:
@@ -37,7 +38,8 @@ def start_up(data: Path, *extra: str, ports: tuple[int, int, int] | None = None
     """
     broker, registry, rest = ports or (free_port(), free_port(), free_port())
     proc = subprocess.Popen([SEAWAY, "up", "--data-dir", str(data), "--broker-port", str(broker),
-                             "--registry-port", str(registry), "--rest-port", str(rest), *extra],
+                             "--registry-port", str(registry), "--rest-port", str(rest),
+                             "--broker-metrics-port", str(free_port()), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     parts: dict[str, tuple[str, int]] = {}
@@ -87,7 +89,7 @@ def wait_gone(pid: int, timeout: float = 25) -> bool:
 
 @pytest.mark.timeout(90)
 def test_up_starts_everything_and_stops_on_sigterm(tmp_path: Path) -> None:
-    proc, parts, _ = start_up(tmp_path / "data")
+    proc, parts, output = start_up(tmp_path / "data")
     try:
         assert set(parts) == {"broker", "registry", "connect"}
         admin = AdminClient({"bootstrap.servers": parts["broker"][0]})
@@ -99,6 +101,15 @@ def test_up_starts_everything_and_stops_on_sigterm(tmp_path: Path) -> None:
         assert (tmp_path / "data" / "run" / "worker.properties").exists()
         for app in ("registry", "connect"):
             _assert_docs_offline(parts[app][0])
+        # every part's /metrics URL is printed with the addresses, and serves Prometheus text
+        metrics = {m[2]: m[1] for m in (METRICS_LINE.match(line.strip()) for line in output) if m}
+        assert set(metrics) == {"broker", "registry", "connect"}, "".join(output)
+        assert metrics["registry"] == parts["registry"][0] + "/metrics"
+        assert metrics["connect"] == parts["connect"][0] + "/metrics"
+        broker_page = httpx.get(metrics["broker"], timeout=10)
+        assert broker_page.status_code == 200 and "kafka_server_" in broker_page.text, broker_page.text[:300]
+        assert "kafka_connect_connect_worker_rebalance_metrics_" in httpx.get(metrics["connect"], timeout=10).text
+        assert "kafka_schema_registry_" in httpx.get(metrics["registry"], timeout=10).text
     finally:
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=60)
@@ -275,7 +286,8 @@ def test_up_names_the_port_another_process_holds(tmp_path: Path, taken: int, lab
     ports = [free_port(), free_port(), free_port()]
     with _Impostor(ports[taken]):
         result = subprocess.run([SEAWAY, "up", "--data-dir", str(tmp_path / "data"), "--broker-port", str(ports[0]),
-                                 "--registry-port", str(ports[1]), "--rest-port", str(ports[2])],
+                                 "--registry-port", str(ports[1]), "--rest-port", str(ports[2]),
+                                 "--broker-metrics-port", str(free_port())],
                                 capture_output=True, text=True, timeout=50)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "seaway up: ready" not in result.stdout

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, ConsumerGroupTopicPartitions, Producer, TopicPartition
@@ -260,3 +261,78 @@ def test_usage_errors_are_one_line(shared_broker: BrokerProcess, group: str) -> 
     assert rc == 1 and "Invalid state list 'sleepy'" in err
     rc, _, err = _run("list", "--bootstrap-server", "127.0.0.1:1", "--timeout", "1500")
     assert rc == 1 and err.startswith("Error: ") and len(err.strip().splitlines()) == 1
+
+
+def test_reset_offsets_from_file(shared_broker: BrokerProcess, topic: str, group: str, tmp_path: Path,
+                                 active: tuple[AdminClient, Consumer]) -> None:
+    """kafka-consumer-groups.sh's --from-file: the CSV --export prints (topic,partition,offset for one group,
+    group,topic,partition,offset otherwise), offsets kept within the log; refused while the group is active."""
+    admin, consumer = active
+    bootstrap = shared_broker.bootstrap
+    plan = tmp_path / "plan.csv"
+    plan.write_text(f"{topic},0,4\n{topic},1,99\n\n")
+    rc, _, err = _run("reset-offsets", "--bootstrap-server", bootstrap, "--group", group, "--from-file", str(plan),
+                      "--execute")
+    assert rc == 1 and "is inactive, but the current state is Stable" in err
+    assert _committed(admin, group) == {0: 3, 1: 3}
+    consumer.close()
+
+    rc, out, err = _run("reset-offsets", "--bootstrap-server", bootstrap, "--group", group, "--from-file", str(plan),
+                        "--dry-run")
+    assert rc == 0, err
+    assert _table(out)[1:] == [[group, topic, "0", "4"], [group, topic, "1", "10"]]  # 99 is past the end: 10
+    assert _committed(admin, group) == {0: 3, 1: 3}
+    rc, _, err = _run("reset-offsets", "--bootstrap-server", bootstrap, "--group", group, "--from-file", str(plan),
+                      "--execute")
+    assert rc == 0, err
+    assert _committed(admin, group) == {0: 4, 1: 10}
+
+    # what --export wrote reads back; the multi-group format names the group on each line
+    rc, out, _ = _run("reset-offsets", "--bootstrap-server", bootstrap, "--group", group, "--topic", topic,
+                      "--to-earliest", "--dry-run", "--export")
+    plan.write_bytes(out)
+    rc, _, err = _run("reset-offsets", "--bootstrap-server", bootstrap, "--group", group, "--from-file", str(plan),
+                      "--execute")
+    assert rc == 0, err
+    assert _committed(admin, group) == {0: 0, 1: 0}
+    plan.write_text(f"{group},{topic},1,6\nother-{group},{topic},0,2\n")
+    rc, _, err = _run("reset-offsets", "--bootstrap-server", bootstrap, "--group", group, "--group", f"x-{group}",
+                      "--from-file", str(plan), "--execute")
+    assert rc == 1 and f"No reset plan for group x-{group} found" in err
+    assert _committed(admin, group) == {0: 0, 1: 6}
+
+    plan.write_text(f"{topic},0\n")
+    rc, _, err = _run("reset-offsets", "--bootstrap-server", bootstrap, "--group", group, "--from-file", str(plan),
+                      "--execute")
+    assert rc == 1 and "expected group,topic,partition,offset" in err
+
+
+def test_delete_offsets(shared_broker: BrokerProcess, topic: str, group: str,
+                        active: tuple[AdminClient, Consumer]) -> None:
+    """--delete-offsets: refused for a topic the active group subscribes to (GROUP_SUBSCRIBED_TO_TOPIC),
+    done once it is not, for some partitions or the whole topic; an unknown topic is a partition error."""
+    admin, consumer = active
+    bootstrap = shared_broker.bootstrap
+    rc, out, err = _run("delete-offsets", "--bootstrap-server", bootstrap, "--group", group, "--topic", topic)
+    assert rc == 1 and "Encounter some partition level error" in err, err
+    rows = _table(out)
+    assert rows[0] == ["TOPIC", "PARTITION", "STATUS"]
+    assert [r[:3] for r in rows[1:]] == [[topic, "0", "Error:"], [topic, "1", "Error:"]]
+    assert "GROUP_SUBSCRIBED_TO_TOPIC: The consumer group is actively subscribed to the topic." in out.decode()
+    assert _committed(admin, group) == {0: 3, 1: 3}
+
+    consumer.close()
+    rc, out, err = _run("--delete-offsets", "--bootstrap-server", bootstrap, "--group", group, "--topic", f"{topic}:1")
+    assert rc == 0, err
+    assert out.decode().startswith(f"Request succeed for deleting offsets with topic {topic}:1 group {group}\n")
+    assert _table(out.decode().split("\n", 1)[1].encode())[1:] == [[topic, "1", "Successful"]]
+    assert _committed(admin, group) == {0: 3}
+
+    missing = _name("nope")
+    rc, out, err = _run("delete-offsets", "--bootstrap-server", bootstrap, "--group", group, "--topic", topic,
+                        "--topic", missing)
+    assert rc == 1 and "Encounter some partition level error" in err
+    rows = _table(out)[1:]  # Kafka's order: topic + partition as a string
+    assert rows[:2] == [[topic, "0", "Successful"], [topic, "1", "Successful"]]
+    assert rows[2][:3] == [missing, "Not", "Provided"] and "UNKNOWN_TOPIC_OR_PARTITION:" in rows[2]
+    assert _committed(admin, group) == {}

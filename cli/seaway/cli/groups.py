@@ -1,8 +1,16 @@
 """``seaway groups``: list, describe, reset offsets of and delete consumer groups, like kafka-consumer-groups.sh.
 
-Only confluent-kafka's AdminClient is used (list_consumer_groups, describe_consumer_groups,
+confluent-kafka's AdminClient does the work (list_consumer_groups, describe_consumer_groups,
 list_consumer_group_offsets, list_offsets, alter_consumer_group_offsets, delete_consumer_groups),
-so the command works against any Kafka cluster, not just Seaway's broker.
+so the command works against any Kafka cluster, not just Seaway's broker. ``delete-offsets``
+(Kafka's ``--delete-offsets``) sends Kafka's OffsetDelete request (API 47) to the group's
+coordinator over :mod:`seaway.protocol.client`, because confluent-kafka's Python AdminClient
+has no ``delete_consumer_group_offsets``; the broker refuses partitions of a topic an active
+group subscribes to (GROUP_SUBSCRIBED_TO_TOPIC), as Kafka's does.
+
+``reset-offsets --from-file FILE`` takes the CSV ``--export`` prints: ``topic,partition,offset``
+lines when one ``--group`` is given, else ``group,topic,partition,offset`` (Kafka's
+``parseResetPlan``); the offsets are kept within each partition's earliest and latest.
 
 Both spellings work: ``seaway groups describe --group g`` and kafka-consumer-groups.sh's
 ``seaway groups --describe --group g``. Output copies Kafka's ``ConsumerGroupCommand`` layout
@@ -32,6 +40,7 @@ status 1; Kafka's tool prints some of them on stdout and exits 0, which scripts 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import datetime as _dt
 import re
 import sys
@@ -57,7 +66,8 @@ from seaway.lag import LagStatus, PartitionWindow, offset_lag, time_lag_ms
 __all__ = ["kafka_state", "main"]
 
 MISSING = "-"
-_ACTIONS = {"--list": "list", "--describe": "describe", "--reset-offsets": "reset-offsets", "--delete": "delete"}
+_ACTIONS = {"--list": "list", "--describe": "describe", "--reset-offsets": "reset-offsets", "--delete": "delete",
+            "--delete-offsets": "delete-offsets"}
 
 # Kafka's GroupState.toString() for librdkafka's states
 _STATE_NAMES = {
@@ -129,6 +139,9 @@ def _parser() -> argparse.ArgumentParser:
     to.add_argument("--to-datetime", metavar="YYYY-MM-DDTHH:mm:SS.sss", help="UTC unless a zone is given")
     to.add_argument("--by-duration", metavar="PnDTnHnMnS", help="offsets of records this long ago")
     to.add_argument("--shift-by", type=int, metavar="N", help="current offset + N (negative: back)")
+    to.add_argument("--from-file", metavar="FILE",
+                    help="the offsets of a CSV file: topic,partition,offset (one --group) or "
+                    "group,topic,partition,offset lines, as --export prints them")
     run = rs.add_mutually_exclusive_group()
     run.add_argument("--dry-run", action="store_true", help="only show the new offsets (the default)")
     run.add_argument("--execute", action="store_true", help="commit the new offsets")
@@ -136,6 +149,12 @@ def _parser() -> argparse.ArgumentParser:
 
     dl = sub.add_parser("delete", parents=[common], help="delete groups (offsets and membership)")
     group_options(dl)
+
+    do = sub.add_parser("delete-offsets", parents=[common],
+                        help="delete a group's committed offsets of some topics (refused for topics it subscribes to)")
+    do.add_argument("--group", action="append", default=[], metavar="GROUP", help="the group (exactly one)")
+    do.add_argument("--topic", action="append", default=[], metavar="TOPIC[:P,P]",
+                    help="a topic, or some of its partitions ('t:0,1'); repeatable")
     return p
 
 
@@ -504,10 +523,23 @@ def _partitions_to_reset(cluster: _Cluster, group: str, args: argparse.Namespace
     if args.all_topics:
         return sorted(cluster.committed(group))
     if not args.topic:
+        if args.from_file is not None:
+            return []  # the file names the partitions (Kafka's getPartitionsToReset)
         raise CliError("One of the reset scopes should be defined: --all-topics, --topic.")
+    found, whole = _topic_args(args.topic)
+    found += cluster.partitions_of(whole)
+    known = set(cluster.partitions_of(sorted({t for t, _ in found})))
+    missing = [f"{t}-{p}" for t, p in found if (t, p) not in known]
+    if missing:
+        raise CliError(f'The partitions "{",".join(missing)}" do not exist')
+    return sorted(dict.fromkeys(found))
+
+
+def _topic_args(topics: Sequence[str]) -> tuple[list[tuple[str, int]], list[str]]:
+    """``--topic`` values: the partitions named (``t:0,1``), and the topics named whole."""
     found: list[tuple[str, int]] = []
     whole: list[str] = []
-    for arg in args.topic:
+    for arg in topics:
         if ":" not in arg:
             whole.append(arg)
             continue
@@ -519,12 +551,28 @@ def _partitions_to_reset(cluster: _Cluster, group: str, args: argparse.Namespace
                 found.append((topic, int(part)))
             except ValueError:
                 raise CliError(f"Invalid partition '{part}' specified in topic arg '{arg}'") from None
-    found += cluster.partitions_of(whole)
-    known = set(cluster.partitions_of(sorted({t for t, _ in found})))
-    missing = [f"{t}-{p}" for t, p in found if (t, p) not in known]
-    if missing:
-        raise CliError(f'The partitions "{",".join(missing)}" do not exist')
-    return sorted(dict.fromkeys(found))
+    return found, whole
+
+
+def parse_reset_plan(text: str, groups: Sequence[str]) -> dict[str, dict[tuple[str, int], int]]:
+    """Kafka's ``parseResetPlan``: ``topic,partition,offset`` lines for the one ``--group`` given
+    (when the first line has three fields), else ``group,topic,partition,offset`` lines. Blank
+    lines are skipped (``--export`` ends with one)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    single = len(groups) == 1 and bool(lines) and len(lines[0].split(",")) == 3
+    plan: dict[str, dict[tuple[str, int], int]] = {}
+    for number, line in enumerate(lines, 1):
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) != (3 if single else 4):
+            expected = "topic,partition,offset" if single else "group,topic,partition,offset"
+            raise CliError(f"line {number} of the reset plan, {shown(line)}: expected {expected}")
+        group, (topic, partition, offset) = (groups[0], fields) if single else (fields[0], fields[1:])
+        try:
+            plan.setdefault(group, {})[(topic, int(partition))] = int(offset)
+        except ValueError:
+            raise CliError(f"line {number} of the reset plan, {shown(line)}: partition and offset must be "
+                           "integers") from None
+    return plan
 
 
 def _plan(cluster: _Cluster, group: str, args: argparse.Namespace,
@@ -560,6 +608,15 @@ def _plan(cluster: _Cluster, group: str, args: argparse.Namespace,
                 raise CliError(f"Error getting offset by timestamp of topic partition: {t}-{p}")
         return {k: found[k] for k in partitions}
 
+    if args.from_file is not None:
+        plan = _file_plan(args).get(group)
+        if plan is None:
+            raise CliError(f"No reset plan for group {group} found")
+        known = set(cluster.partitions_of(sorted({t for t, _ in plan})))
+        absent = [f"{t}-{p}" for t, p in plan if (t, p) not in known]
+        if absent:
+            raise CliError(f'The partitions "{",".join(absent)}" do not exist')
+        return clamp(plan)  # Kafka's checkOffsetsRange
     if args.to_offset is not None:
         return clamp(dict.fromkeys(partitions, args.to_offset))
     if args.to_earliest:
@@ -582,7 +639,16 @@ def _plan(cluster: _Cluster, group: str, args: argparse.Namespace,
         ends = by_spec(_spec("latest"), "ending") if missing else {}
         return {k: current[k].offset if k in current else ends[k] for k in partitions}
     raise CliError("Option '--reset-offsets' requires one of the following scenarios: --to-datetime, --by-duration, "
-                   "--to-earliest, --to-latest, --shift-by, --to-current, --to-offset")
+                   "--to-earliest, --to-latest, --shift-by, --from-file, --to-current, --to-offset")
+
+
+def _file_plan(args: argparse.Namespace) -> dict[str, dict[tuple[str, int], int]]:
+    try:
+        with open(args.from_file, encoding="utf-8") as f:
+            text = f.read()
+    except OSError as exc:
+        raise CliError(f"--from-file {args.from_file}: {exc.strerror or exc}") from None
+    return parse_reset_plan(text, args.group)
 
 
 def _reset(cluster: _Cluster, args: argparse.Namespace) -> int:
@@ -658,8 +724,126 @@ def _delete(cluster: _Cluster, args: argparse.Namespace) -> int:
     return 1
 
 
+# -- delete-offsets ------------------------------------------------------------------------------
+
+# Kafka's Errors messages for the answers OffsetDelete gives
+_OFFSET_DELETE_MESSAGES = {
+    3: "UNKNOWN_TOPIC_OR_PARTITION: This server does not host this topic-partition.",
+    29: "TOPIC_AUTHORIZATION_FAILED: Topic authorization failed.",
+    30: "GROUP_AUTHORIZATION_FAILED: Group authorization failed.",
+    24: "INVALID_GROUP_ID: The configured groupId is invalid.",
+    68: "NON_EMPTY_GROUP: The group is not empty.",
+    69: "GROUP_ID_NOT_FOUND: The group id does not exist.",
+    86: "GROUP_SUBSCRIBED_TO_TOPIC: The consumer group is actively subscribed to the topic.",
+}
+_RETRY_COORDINATOR = {14, 15, 16}  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
+
+
+def _error_text(code: int) -> str:
+    from seaway.protocol.errors import error_for_code
+
+    return _OFFSET_DELETE_MESSAGES.get(code) or error_for_code(code).name
+
+
+async def _offset_delete(args: argparse.Namespace, group: str, partitions: list[tuple[str, int]]
+                         ) -> tuple[int, dict[tuple[str, int], int]]:
+    """OffsetDelete at the group's coordinator: (top-level error code, error code per partition)."""
+    from seaway.cli.topics import _command_config
+    from seaway.protocol.client import KafkaConnection, KafkaWireError
+    from seaway.protocol.messages.find_coordinator_request import FindCoordinatorRequest
+    from seaway.protocol.messages.find_coordinator_response import FindCoordinatorResponse
+    from seaway.protocol.messages.offset_delete_request import (
+        OffsetDeleteRequest,
+        OffsetDeleteRequestPartition,
+        OffsetDeleteRequestTopic,
+    )
+    from seaway.protocol.messages.offset_delete_response import OffsetDeleteResponse
+    from seaway.security.kafka_client import ClientConfigError, protocol_security
+
+    try:
+        security = protocol_security(_command_config(args))
+    except (ClientConfigError, ValueError) as exc:
+        raise CliError(f"{args.command_config}: {exc}") from None
+    timeout = args.timeout / 1000
+    deadline = time.monotonic() + timeout
+    by_topic: dict[str, list[int]] = {}
+    for topic, partition in partitions:
+        by_topic.setdefault(topic, []).append(partition)
+    request = OffsetDeleteRequest(group_id=group, topics=[
+        OffsetDeleteRequestTopic(name=t, partitions=[OffsetDeleteRequestPartition(partition_index=p) for p in ps])
+        for t, ps in by_topic.items()])
+    try:
+        while True:
+            bootstrap = await KafkaConnection.open_any(args.bootstrap_server, "seaway-groups", timeout, security)
+            try:
+                found, _ = await bootstrap.call(FindCoordinatorRequest(key=group, key_type=0), FindCoordinatorResponse,
+                                                cap=3, timeout=timeout)
+            finally:
+                await bootstrap.close()
+            code = found.error_code
+            if code == 0:
+                conn = await KafkaConnection.open(found.host, found.port, "seaway-groups", timeout, security)
+                try:
+                    answer, _ = await conn.call(request, OffsetDeleteResponse, timeout=timeout)
+                finally:
+                    await conn.close()
+                code = answer.error_code
+            if code in _RETRY_COORDINATOR and time.monotonic() < deadline:
+                await asyncio.sleep(0.2)
+                continue
+            if code != 0 or found.error_code != 0:
+                return code, {}
+            return 0, {(t.name, p.partition_index): p.error_code for t in answer.topics for p in t.partitions}
+    except (KafkaWireError, TimeoutError) as exc:
+        raise CliError(f"deleting offsets of group {group}: {exc or 'no answer from the cluster'}") from None
+
+
+def _delete_offsets(cluster: _Cluster, args: argparse.Namespace) -> int:
+    """Kafka's ``deleteOffsets``: a first line on the whole request, then TOPIC, PARTITION, STATUS per partition."""
+    if len(args.group) != 1:
+        raise CliError("Option [delete-offsets] takes exactly one --group")
+    if not args.topic:
+        raise CliError("Option [delete-offsets] takes at least one --topic")
+    group = args.group[0]
+    named, whole = _topic_args(args.topic)
+    metadata = cluster.admin.list_topics(timeout=cluster.timeout_s)
+    partitions = list(dict.fromkeys(named))
+    unknown: list[str] = []
+    for topic in whole:
+        info = metadata.topics.get(topic)
+        if info is None or info.error is not None:
+            unknown.append(topic)  # Kafka: "Not Provided" with UNKNOWN_TOPIC_OR_PARTITION
+        else:
+            partitions += [(topic, p) for p in sorted(info.partitions)]
+    top, errors = asyncio.run(_offset_delete(args, group, partitions)) if partitions else (0, {})
+    results = {key: top if top else errors.get(key, 0) for key in partitions}
+    results.update({(topic, -1): 3 for topic in unknown})
+    failed = [code for code in results.values() if code]
+    topics = ", ".join(args.topic)
+    if top in (0, 3, 29, 86) and not failed:
+        print(f"Request succeed for deleting offsets with topic {topics} group {group}")
+    elif top in (0, 3, 29, 86):
+        print("Error: Encounter some partition level error, see the follow-up details:", file=sys.stderr)
+    elif top == 68:
+        print(f"Error: Deleting offsets of a consumer group '{group}' is forbidden if the group is not empty.",
+              file=sys.stderr)
+    elif top == 69:
+        print(f"Error: '{group}' does not exist.", file=sys.stderr)
+    elif top == 30:
+        print(f"Error: Access to '{group}' is not authorized.", file=sys.stderr)
+    else:
+        print(f"Error: Encounter some unknown error: {_error_text(top)}", file=sys.stderr)
+    lines = ["", _line([30, 15, 15], ["TOPIC", "PARTITION", "STATUS"])]
+    for (topic, partition), code in sorted(results.items(), key=lambda item: item[0][0] + str(item[0][1])):
+        lines.append(_line([30, 15, 15], [topic, partition if partition >= 0 else "Not Provided",
+                                          f"Error: {_error_text(code)}" if code else "Successful"]))
+    print("\n".join(lines))
+    return 1 if failed else 0
+
+
 _COMMANDS: dict[str, Callable[[_Cluster, argparse.Namespace], int]] = {
     "list": _list, "describe": _describe, "reset-offsets": _reset, "delete": _delete,
+    "delete-offsets": _delete_offsets,
 }
 
 

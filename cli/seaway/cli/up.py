@@ -8,7 +8,9 @@ Each part runs as its own process (exactly the commands an operator would run by
 its log in ``<data-dir>/logs/<part>.log``. ``up`` first checks that every port it will listen
 on is free (naming the part and port that is not), starts the broker and waits until it says
 it is ready and answers metadata requests, then the registry and the worker likewise, prints
-the addresses, and supervises: if any part exits, it says so and stops the others (exit status
+the addresses and each part's Prometheus ``/metrics`` URL (the broker's own metrics listener,
+``metrics.listener`` on ``--broker-metrics-port``, 9308 by default; the registry's and the
+worker's on their REST listeners), and supervises: if any part exits, it says so and stops the others (exit status
 1); Ctrl-C or SIGTERM stops them all cleanly, last started first (exit status 0). A part counts
 as ready only once its own process has printed its ready line, so another server answering on
 the same port is never taken for it.
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -67,6 +70,8 @@ _READY = {"broker": "seaway broker ready on ", "registry": "seaway registry read
 _CONFIG_FLAG = {"broker": "--broker-config", "registry": "--registry-config", "worker": "--worker-config"}
 _NAMES = {"broker": "Kafka's broker", "registry": "Confluent Schema Registry's", "worker": "Kafka Connect's worker"}
 _LABEL = {"broker": "broker", "registry": "schema registry", "connect": "Connect worker"}
+_BROKER_METRICS = re.compile(rb"serving Prometheus metrics on (https?://\S+/metrics)")
+"""The line the broker logs once its metrics listener serves (seaway.broker.server)."""
 
 
 @dataclass
@@ -79,6 +84,8 @@ class Part:
     healthy: Callable[[], bool]
     listeners: list[tuple[str, int]]
     ready_line: str = ""
+    metrics: str | None = None
+    """The part's /metrics URL; None for the broker, whose log says where its listener serves."""
     proc: subprocess.Popen[bytes] | None = None
     log_path: Path | None = None
     _log: IO[bytes] | None = None
@@ -105,6 +112,21 @@ class Part:
         with self.log_path.open("rb") as f:
             f.seek(self._log_start)
             return any(line.startswith(self.ready_line.encode()) for line in f)
+
+    def metrics_url(self) -> str | None:
+        """Where Prometheus scrapes this part: its REST /metrics, or what the broker logged (None: off)."""
+        if self.metrics is not None or self.name != "broker":
+            return self.metrics
+        if self.log_path is None or not self.log_path.exists():
+            return None
+        with self.log_path.open("rb") as f:
+            f.seek(self._log_start)
+            for line in f:
+                found = _BROKER_METRICS.search(line)
+                if found:
+                    host, port = endpoints(found.group(1).decode())[0]
+                    return f"http://{_url_host(local_address(host))}:{port}/metrics"
+        return None
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -182,7 +204,9 @@ def _broker_defaults(args: argparse.Namespace, data: Path) -> dict[str, str]:
     props = {"log.dirs": str(data / "broker"), "listeners": f"PLAINTEXT://{args.host}:{args.broker_port}",
              # Kafka's own config/server.properties for a single development broker: consumer
              # groups (and the Connect worker's group) start at once instead of after 3 s
-             "group.initial.rebalance.delay.ms": "0"}
+             "group.initial.rebalance.delay.ms": "0",
+             # Prometheus /metrics (docs/metrics.md); empty (--override broker.metrics.listener=) turns it off
+             "metrics.listener": f"{_url_host(args.host)}:{args.broker_metrics_port}"}
     if args.advertised_host:
         props["advertised.listeners"] = f"PLAINTEXT://{args.advertised_host}:{args.broker_port}"
     return props
@@ -345,14 +369,16 @@ def plan(args: argparse.Namespace) -> list[Part]:
         except (OSError, ssl.SSLError) as exc:
             raise CliError(f"--ca-file {args.ca_file}: {getattr(exc, 'strerror', None) or exc}") from None
     broker_file = _effective("broker", args, data, _broker_defaults(args, data), overrides)
-    broker_listeners = endpoints(_read(broker_file).get("listeners", "PLAINTEXT://:9092"))
+    broker_props = _read(broker_file)
+    broker_listeners = endpoints(broker_props.get("listeners", "PLAINTEXT://:9092"))
     if not broker_listeners:
         raise CliError(f"the broker has no listener with a port (listeners in {broker_file})")
+    metrics_listener = endpoints(broker_props.get("metrics.listener", ""))[:1]  # its port is checked too
     # the parts reach each other on loopback when a server listens on every interface
     bootstrap_host, bootstrap_port = broker_listeners[0]
     bootstrap = f"{local_address(bootstrap_host)}:{bootstrap_port}"
     parts = [Part("broker", _python("broker", "--config", str(broker_file)), bootstrap,
-                  _broker_ok(bootstrap, security), broker_listeners, _READY["broker"])]
+                  _broker_ok(bootstrap, security), broker_listeners + metrics_listener, _READY["broker"])]
     registry_url: str | None = None
     if not args.no_registry:
         registry_file = _effective("registry", args, data, _registry_defaults(args, bootstrap, security), overrides)
@@ -363,7 +389,8 @@ def plan(args: argparse.Namespace) -> list[Part]:
         registry_url = (f"{_scheme(registry_listeners)}://{_url_host(local_address(listeners[0][0]))}:"
                         f"{listeners[0][1]}")
         parts.append(Part("registry", _python("registry", "--config", str(registry_file)), registry_url,
-                          _http_ok(registry_url + "/", verify), listeners, _READY["registry"]))
+                          _http_ok(registry_url + "/", verify), listeners, _READY["registry"],
+                          registry_url + "/metrics"))
     if not args.no_connect:
         worker_file = _effective("worker", args, data, _worker_defaults(args, bootstrap, registry_url, security),
                                  overrides)
@@ -373,7 +400,7 @@ def plan(args: argparse.Namespace) -> list[Part]:
             raise CliError(f"the worker has no listener with a port (listeners in {worker_file})")
         url = f"{_scheme(worker_listeners)}://{_url_host(local_address(listeners[0][0]))}:{listeners[0][1]}"
         parts.append(Part("connect", _python("connect", "distributed", str(worker_file)), url,
-                          _http_ok(url + "/health", verify), listeners, _READY["connect"]))
+                          _http_ok(url + "/health", verify), listeners, _READY["connect"], url + "/metrics"))
     return parts
 
 
@@ -397,6 +424,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--broker-port", type=int, default=9092)
     p.add_argument("--rest-port", type=int, default=8083, help="the Connect worker's REST API")
     p.add_argument("--registry-port", type=int, default=8081)
+    p.add_argument("--broker-metrics-port", type=int, default=9308,
+                   help="the broker's Prometheus /metrics listener (metrics.listener; default 9308, 0: any free "
+                   "port); the registry and the worker serve /metrics on their own ports")
     p.add_argument("--broker-config", type=Path, metavar="FILE",
                    help="the broker's server.properties (default DIR/config/broker.properties)")
     p.add_argument("--registry-config", type=Path, metavar="FILE",
@@ -448,7 +478,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     problem = _taken_port(parts)
     if problem is not None:
-        _say(f"{problem}; stop it or choose other ports (--broker-port, --registry-port, --rest-port)")
+        _say(f"{problem}; stop it or choose other ports (--broker-port, --broker-metrics-port, "
+             "--registry-port, --rest-port)")
         return 1
     logs = args.data_dir.resolve() / "logs"
     logs.mkdir(parents=True, exist_ok=True)
@@ -471,9 +502,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 _say(f"{problem}; last lines of {part.log_path}:\n{part.tail()}")
                 return 1
         width = max(len(p.name) for p in started)
+        width = max(width, len("metrics"))
         for part in started:
             pid = part.proc.pid if part.proc else "?"
             print(f"{part.name.ljust(width)}  {part.address}  (pid {pid})", flush=True)
+        for part in started:
+            url = part.metrics_url()
+            if url is not None:
+                print(f"{'metrics'.ljust(width)}  {url}  ({part.name})", flush=True)
         _say(f"ready; logs in {logs}; press Ctrl-C to stop")
         while not stopping.wait(0.5):
             for part in started:

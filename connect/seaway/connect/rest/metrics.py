@@ -15,7 +15,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import CollectorRegistry
 from seaway.connect.rest.deps import herder_of
 from seaway.connect.runtime.herder import Herder, HerderError
-from seaway.connect.runtime.metrics import WorkerCollector, WorkerSnapshot, task_snapshots
+from seaway.connect.runtime.metrics import RebalanceMetrics, WorkerCollector, WorkerSnapshot, task_snapshots
 
 __all__ = ["router", "worker_snapshot"]
 
@@ -43,7 +43,10 @@ async def worker_snapshot(herder: Herder) -> WorkerSnapshot:
         return WorkerSnapshot(connectors=connector_states, connector_task_states=task_states)
     local = {name: connector_states.get(name, "UNASSIGNED") for name in list(worker.connectors)}
     tasks = task_snapshots(list(worker.tasks.items()), by_task)
-    return WorkerSnapshot(connectors=local, connector_task_states=task_states, tasks=tasks)
+    rebalance = getattr(getattr(herder, "membership", None), "rebalance", None)  # distributed workers only
+    return WorkerSnapshot(connectors=local, connector_task_states=task_states, tasks=tasks,
+                          startup=getattr(worker, "metrics_group", None),
+                          rebalance=rebalance if isinstance(rebalance, RebalanceMetrics) else None)
 
 
 @router.get("/metrics", summary="Kafka Connect metrics in Prometheus text format",

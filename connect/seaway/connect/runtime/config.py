@@ -125,7 +125,11 @@ def worker_config_def(plugins: Plugins, *, standalone: bool = True) -> ConfigDef
              "Let source connectors create their topics (topic.creation.*).")
      .define("topic.tracking.enable", ConfigType.BOOLEAN, True, None, _L, "Track topics used by connectors.")
      .define("topic.tracking.allow.reset", ConfigType.BOOLEAN, True, None, _L, "Allow resetting tracked topics.")
-     .define("client.id", ConfigType.STRING, "", None, _L, "Prefix-free client id for the worker's own clients."))
+     .define("client.id", ConfigType.STRING, "", None, _L, "Prefix-free client id for the worker's own clients.")
+     .define("metrics.sample.window.ms", ConfigType.LONG, 30000, Range.at_least(1), _L,
+             "The window of one sample of the /metrics averages, maxima and percentages.")
+     .define("metrics.num.samples", ConfigType.INT, 2, Range.at_least(1), _L,
+             "Samples kept for the /metrics averages, maxima and percentages."))
     if standalone:
         d.define("offset.storage.file.filename", ConfigType.STRING, NO_DEFAULT, None, _H,
                  "File to store source connector offsets in.")

@@ -4,27 +4,36 @@ Kafka Connect registers ``kafka.connect:type=sink-task-metrics,connector=c,task=
 attributes such as ``sink-record-read-total``; jmx_exporter's default naming (domain, type,
 attribute, lower-cased, ``-`` to ``_``) turns that into
 ``kafka_connect_sink_task_metrics_sink_record_read_total{connector="c",task="0"}``. A
-string attribute (``status``) becomes a label of a series whose value is 1, as jmx_exporter
-does for strings it is told to keep. docs/metrics.md lists every family.
+string attribute (``status``, ``leader-name``) becomes a label of a series whose value is 1,
+as jmx_exporter does for strings it is told to keep. docs/metrics.md lists every family.
 
-Cost: each task thread owns one :class:`TaskMetrics` and adds to plain integers once per
-batch (a poll, a put, a commit), never per record; nothing is locked. The REST server's
-``/metrics`` reads them when scraped (:func:`collect_worker`); a reading mid-batch is one
-batch behind, as any scrape is. Kafka averages over a 30 s sample window; these averages
-and maxima are over the task's lifetime (documented deviation).
+Cost: each task thread owns one :class:`TaskMetrics` and records once per batch (a poll, a
+put, a commit), never per record; nothing is locked. The REST server's ``/metrics`` reads
+them when scraped (:class:`WorkerCollector`); a reading mid-batch is one batch behind, as any
+scrape is. Averages, maxima and percentages are over Kafka's sampled window
+(:class:`SampledWindow`: ``metrics.num.samples`` samples of ``metrics.sample.window.ms``),
+totals over the worker's life, as Kafka's ``Avg``/``Max``/``Frequencies`` and
+``CumulativeSum``.
 """
 
 from __future__ import annotations
 
+import math
+import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-__all__ = ["RECORDING", "TaskMetrics", "TaskSnapshot", "WorkerCollector", "WorkerSnapshot", "new_task_metrics"]
+if TYPE_CHECKING:
+    from seaway.connect.runtime.herder import ConnectorTaskId
+    from seaway.connect.runtime.worker import StatusListener
+
+__all__ = ["RECORDING", "RebalanceMetrics", "SampleConfig", "SampledWindow", "StartupListener", "TaskMetrics",
+           "TaskSnapshot", "WorkerCollector", "WorkerMetricsGroup", "WorkerSnapshot", "new_task_metrics"]
 
 RECORDING = True
 """Whether new tasks record metrics. Benchmarks switch it off to measure what recording costs
@@ -33,79 +42,274 @@ RECORDING = True
 _perf_ns = time.perf_counter_ns
 
 
+def _now_ms() -> float:
+    """The clock of the sampled windows: monotonic milliseconds (the same clock as the task timings)."""
+    return _perf_ns() / 1e6
+
+
+@dataclass(frozen=True, slots=True)
+class SampleConfig:
+    """Kafka's ``MetricConfig`` for sampled stats: the worker's ``metrics.sample.window.ms`` and
+    ``metrics.num.samples`` (Kafka's defaults 30000 and 2: a statistic covers the last 30-60 s)."""
+
+    window_ms: int = 30_000
+    samples: int = 2
+
+    @classmethod
+    def of(cls, config: Any) -> SampleConfig:
+        """From a worker config that defines the two keys (Kafka's defaults otherwise)."""
+        try:
+            return cls(int(config.get("metrics.sample.window.ms")), int(config.get("metrics.num.samples")))
+        except (KeyError, AttributeError, TypeError, ValueError):
+            return cls()
+
+
+DEFAULT_SAMPLES = SampleConfig()
+
+
+class SampledWindow:
+    """Kafka's ``SampledStat`` holding count, total and maximum per sample: ``Avg`` and ``Max`` at once.
+
+    A value goes into the current sample; a sample older than ``window_ms`` is complete and
+    the next record starts a new one, reusing the oldest of ``samples`` slots. A reading
+    combines the samples started less than ``samples * window_ms`` ago (Kafka purges older
+    ones before combining; here they are skipped, so a scrape never writes and needs no lock
+    against the recording thread). With no value in that span the average and maximum are
+    NaN, as Kafka's ``Avg``/``Max`` report.
+    """
+
+    __slots__ = ("_config", "_counts", "_current", "_maxima", "_starts", "_totals")
+
+    def __init__(self, config: SampleConfig = DEFAULT_SAMPLES) -> None:
+        self._config = config
+        self._starts: list[float] = []
+        self._counts: list[int] = []
+        self._totals: list[float] = []
+        self._maxima: list[float] = []
+        self._current = 0
+
+    def record(self, value: float, now_ms: float) -> None:
+        c = self._config
+        i = self._current
+        if not self._starts:
+            self._starts.append(now_ms)
+            self._counts.append(0)
+            self._totals.append(0.0)
+            self._maxima.append(-math.inf)
+            i = 0
+        elif now_ms - self._starts[i] >= c.window_ms:  # complete: advance (Kafka's SampledStat.advance)
+            i = (i + 1) % c.samples
+            if i == len(self._starts):
+                self._starts.append(now_ms)
+                self._counts.append(0)
+                self._totals.append(0.0)
+                self._maxima.append(-math.inf)
+            else:
+                self._starts[i], self._counts[i], self._totals[i], self._maxima[i] = now_ms, 0, 0.0, -math.inf
+            self._current = i
+        self._counts[i] += 1
+        self._totals[i] += value
+        if value > self._maxima[i]:
+            self._maxima[i] = value
+
+    def _live(self, now_ms: float) -> Iterator[int]:
+        expire = self._config.samples * self._config.window_ms
+        starts = list(self._starts)
+        return (i for i, start in enumerate(starts) if now_ms - start < expire)
+
+    def count(self, now_ms: float | None = None) -> int:
+        now = _now_ms() if now_ms is None else now_ms
+        return sum(self._counts[i] for i in self._live(now))
+
+    def avg(self, now_ms: float | None = None) -> float:
+        now = _now_ms() if now_ms is None else now_ms
+        live = list(self._live(now))
+        count = sum(self._counts[i] for i in live)
+        return sum(self._totals[i] for i in live) / count if count else math.nan
+
+    def max(self, now_ms: float | None = None) -> float:
+        now = _now_ms() if now_ms is None else now_ms
+        live = [i for i in self._live(now) if self._counts[i]]
+        return max(self._maxima[i] for i in live) if live else math.nan
+
+    def share(self, now_ms: float | None = None) -> float:
+        """Of values 1.0 (yes) and 0.0 (no): the share of yes, 0 when empty (Kafka's ``Frequencies``)."""
+        value = self.avg(now_ms)
+        return 0.0 if math.isnan(value) else value
+
+
 class TaskMetrics:
-    """One task's counters, written by its thread only (see the module docstring)."""
+    """One task's counters and windows, written by its thread only (see the module docstring)."""
 
-    __slots__ = (
-        "batch_max",
-        "batch_records",
-        "batches",
-        "commit_failures",
-        "commit_max_ns",
-        "commit_ns",
-        "commit_skips",
-        "commits",
-        "put_max_ns",
-        "put_ns",
-        "puts",
-        "read",
-        "sent",
-    )
+    __slots__ = ("batch_size", "commit_failures", "commit_ok", "commit_skips", "commit_time", "commits",
+                 "put_time", "puts", "read", "sent")
 
-    def __init__(self) -> None:
+    def __init__(self, config: SampleConfig = DEFAULT_SAMPLES) -> None:
         self.read = 0  # source: records polled; sink: records read from Kafka
         self.sent = 0  # source: records handed to the producer; sink: records given to put()
-        self.batches = 0
-        self.batch_records = 0
-        self.batch_max = 0
         self.commits = 0
         self.commit_failures = 0
         self.commit_skips = 0
-        self.commit_ns = 0
-        self.commit_max_ns = 0
         self.puts = 0
-        self.put_ns = 0
-        self.put_max_ns = 0
+        self.batch_size = SampledWindow(config)  # batch-size-avg/-max
+        self.commit_time = SampledWindow(config)  # offset-commit-avg/max-time-ms
+        self.commit_ok = SampledWindow(config)  # 1 per completed commit, 0 per failed: the two percentages
+        self.put_time = SampledWindow(config)  # put-batch-avg/max-time-ms
 
     def batch(self, records: int) -> None:
         """A poll's (source) or consumer fetch's (sink) batch of ``records``."""
         self.read += records
-        self.batches += 1
-        self.batch_records += records
-        if records > self.batch_max:
-            self.batch_max = records
+        self.batch_size.record(records, _now_ms())
 
     def source_sent(self, records: int) -> None:
         self.sent += records
 
     def put_done(self, records: int, started_ns: int) -> None:
         """A successful ``SinkTask.put`` of ``records`` that started at ``started_ns``."""
-        elapsed = _perf_ns() - started_ns
+        now_ns = _perf_ns()
         self.sent += records
         self.puts += 1
-        self.put_ns += elapsed
-        if elapsed > self.put_max_ns:
-            self.put_max_ns = elapsed
+        self.put_time.record((now_ns - started_ns) / 1e6, now_ns / 1e6)
 
     def commit_done(self, started_ns: int, ok: bool) -> None:
         """An offset commit attempt that started at ``started_ns``: completed or failed."""
-        elapsed = _perf_ns() - started_ns
+        now_ns = _perf_ns()
+        now_ms = now_ns / 1e6
         if ok:
             self.commits += 1
         else:
             self.commit_failures += 1
-        self.commit_ns += elapsed
-        if elapsed > self.commit_max_ns:
-            self.commit_max_ns = elapsed
+        self.commit_time.record((now_ns - started_ns) / 1e6, now_ms)
+        self.commit_ok.record(1.0 if ok else 0.0, now_ms)
 
     def commit_skipped(self) -> None:
         """An offset commit with nothing new to commit (Kafka's offset-commit-skip)."""
         self.commit_skips += 1
 
 
-def new_task_metrics() -> TaskMetrics | None:
+def new_task_metrics(config: SampleConfig = DEFAULT_SAMPLES) -> TaskMetrics | None:
     """A task's metrics, or None while :data:`RECORDING` is off."""
-    return TaskMetrics() if RECORDING else None
+    return TaskMetrics(config) if RECORDING else None
+
+
+class WorkerMetricsGroup:
+    """Kafka's ``WorkerMetricsGroup``: connector and task startup attempts, successes and failures.
+
+    Recorded through :class:`StartupListener`, one per start of a connector or task (Kafka
+    wraps the status listener the same way): its first startup report is a success, a
+    failure before any is a failure; both are attempts. Several threads start things, so the
+    counts are locked (a start is rare).
+    """
+
+    def __init__(self, config: SampleConfig = DEFAULT_SAMPLES) -> None:
+        self.sample_config = config
+        self._lock = threading.Lock()
+        self.connector_success = 0
+        self.connector_failure = 0
+        self.task_success = 0
+        self.task_failure = 0
+
+    def record(self, kind: str, ok: bool) -> None:
+        with self._lock:
+            name = f"{kind}_{'success' if ok else 'failure'}"
+            setattr(self, name, getattr(self, name) + 1)
+
+    def listener(self, delegate: StatusListener) -> StartupListener:
+        return StartupListener(self, delegate)
+
+
+class StartupListener:
+    """The herder's status listener for one start, counting its outcome (Kafka's
+    ``WorkerMetricsGroup.ConnectorStatusListener`` / ``TaskStatusListener``)."""
+
+    def __init__(self, group: WorkerMetricsGroup, delegate: StatusListener) -> None:
+        self._group = group
+        self._delegate = delegate
+        self._started = False
+
+    def _outcome(self, kind: str, ok: bool) -> None:
+        if not self._started:
+            self._started = ok
+            self._group.record(kind, ok)
+
+    def on_connector_startup(self, connector: str) -> None:
+        self._outcome("connector", True)
+        self._delegate.on_connector_startup(connector)
+
+    def on_connector_pause(self, connector: str) -> None:
+        self._delegate.on_connector_pause(connector)
+
+    def on_connector_stop(self, connector: str) -> None:
+        self._delegate.on_connector_stop(connector)
+
+    def on_connector_failure(self, connector: str, error: BaseException) -> None:
+        self._outcome("connector", False)
+        self._delegate.on_connector_failure(connector, error)
+
+    def on_connector_shutdown(self, connector: str) -> None:
+        self._delegate.on_connector_shutdown(connector)
+
+    def on_task_startup(self, task_id: ConnectorTaskId) -> None:
+        self._outcome("task", True)
+        self._delegate.on_task_startup(task_id)
+
+    def on_task_pause(self, task_id: ConnectorTaskId) -> None:
+        self._delegate.on_task_pause(task_id)
+
+    def on_task_resume(self, task_id: ConnectorTaskId) -> None:
+        self._delegate.on_task_resume(task_id)
+
+    def on_task_failure(self, task_id: ConnectorTaskId, error: BaseException) -> None:
+        self._outcome("task", False)
+        self._delegate.on_task_failure(task_id, error)
+
+    def on_task_shutdown(self, task_id: ConnectorTaskId) -> None:
+        self._delegate.on_task_shutdown(task_id)
+
+    def on_topic(self, task_id: ConnectorTaskId, topic: str) -> None:
+        self._delegate.on_topic(task_id, topic)
+
+    def __getattr__(self, name: str) -> Any:  # anything else the herder's listener offers
+        return getattr(self._delegate, name)
+
+
+class RebalanceMetrics:
+    """Kafka's ``DistributedHerder.HerderMetrics`` (connect-worker-rebalance-metrics).
+
+    A rebalance starts when the worker receives its assignment (epoch = the generation) and
+    succeeds once the herder has started its work; its time is that span, as Kafka measures
+    it. Written and read on the herder's event loop.
+    """
+
+    def __init__(self, config: SampleConfig = DEFAULT_SAMPLES, clock: Callable[[], float] = _now_ms) -> None:
+        self._clock = clock
+        self.epoch = -1
+        self.leader_url: str | None = None
+        self.protocol: str | None = None
+        self.rebalancing = False
+        self.completed = 0
+        self.time = SampledWindow(config)
+        self._started_ms = 0.0
+        self._last_completed_ms: float | None = None
+
+    def started(self, generation: int, leader_url: str | None, protocol: str | None) -> None:
+        self.epoch = generation
+        self.leader_url = leader_url
+        self.protocol = protocol
+        self.rebalancing = True
+        self._started_ms = self._clock()
+
+    def succeeded(self) -> None:
+        now = self._clock()
+        self.rebalancing = False
+        self.completed += 1
+        self.time.record(max(0.0, now - self._started_ms), now)
+        self._last_completed_ms = now
+
+    def since_last_ms(self) -> float:
+        """time-since-last-rebalance-ms: +Inf before the first completed rebalance, as Kafka."""
+        last = self._last_completed_ms
+        return math.inf if last is None else self._clock() - last
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,14 +334,9 @@ class WorkerSnapshot:
     connectors: Mapping[str, str]  # name -> state of the connectors running on this worker
     connector_task_states: Mapping[str, list[str]]  # name -> every task's state (cluster-wide)
     tasks: list[TaskSnapshot] = field(default_factory=list)
-
-
-def _ms(ns: int) -> float:
-    return ns / 1e6
-
-
-def _avg(total: float, count: int) -> float:
-    return total / count if count else 0.0
+    startup: WorkerMetricsGroup | None = None
+    rebalance: RebalanceMetrics | None = None
+    """Distributed workers only (Kafka's standalone herder has no rebalance metrics either)."""
 
 
 class WorkerCollector(Collector):
@@ -148,6 +347,7 @@ class WorkerCollector(Collector):
 
     def collect(self) -> Iterator[Metric]:
         yield from self._worker()
+        yield from self._rebalance()
         yield from self._connectors()
         yield from self._tasks()
 
@@ -170,6 +370,40 @@ class WorkerCollector(Collector):
             for name, family in by_state.items():
                 family.add_metric([connector], counts[name])
         yield from by_state.values()
+        startup = s.startup
+        if startup is not None:
+            for kind, plural in (("connector", "Connectors"), ("task", "Tasks")):
+                ok, bad = getattr(startup, f"{kind}_success"), getattr(startup, f"{kind}_failure")
+                yield CounterMetricFamily(p + f"{kind}_startup_attempts", f"{plural} this worker tried to start.",
+                                          value=ok + bad)
+                yield CounterMetricFamily(p + f"{kind}_startup_success", f"{plural} started.", value=ok)
+                yield CounterMetricFamily(p + f"{kind}_startup_failure", f"{plural} that failed to start.",
+                                          value=bad)
+
+    def _rebalance(self) -> Iterator[Metric]:
+        r = self._snapshot.rebalance
+        if r is None:
+            return
+        p = "kafka_connect_connect_worker_rebalance_metrics_"
+        yield CounterMetricFamily(p + "completed_rebalances", "Rebalances this worker completed.", value=r.completed)
+        yield GaugeMetricFamily(p + "rebalancing", "1 while a rebalance is under way.", value=int(r.rebalancing))
+        yield GaugeMetricFamily(p + "epoch", "The group generation of the last assignment.", value=r.epoch)
+        yield GaugeMetricFamily(p + "time_since_last_rebalance_ms", "Since the last completed rebalance (+Inf: none).",
+                                value=r.since_last_ms())
+        yield GaugeMetricFamily(p + "rebalance_avg_time_ms", "Mean rebalance time over the sample window.",
+                                value=r.time.avg())
+        yield GaugeMetricFamily(p + "rebalance_max_time_ms", "Longest rebalance over the sample window.",
+                                value=r.time.max())
+        leader = GaugeMetricFamily(p + "leader_name", "1, labelled with the leader's REST URL.",
+                                   labels=["leader_name"])
+        if r.leader_url:
+            leader.add_metric([r.leader_url], 1)
+        yield leader
+        protocol = GaugeMetricFamily(p + "connect_protocol", "1, labelled with the Connect protocol in use.",
+                                     labels=["connect_protocol"])
+        if r.protocol:
+            protocol.add_metric([r.protocol], 1)
+        yield protocol
 
     def _connectors(self) -> Iterator[Metric]:
         status = GaugeMetricFamily("kafka_connect_connector_metrics_status",
@@ -208,6 +442,7 @@ class WorkerCollector(Collector):
                                      "Record processing failures (retries excluded).", labels=labels)
         error_families = {key: GaugeMetricFamily(f"kafka_connect_task_error_metrics_{key}", doc, labels=labels)
                           for key, doc in _ERROR_FAMILIES.items()}
+        now = _now_ms()
         for t in sorted(self._snapshot.tasks, key=lambda t: (t.connector, t.task)):
             ids = [t.connector, str(t.task)]
             task_status.add_metric([*ids, t.status.lower()], 1)
@@ -218,13 +453,13 @@ class WorkerCollector(Collector):
             m = t.metrics
             if m is None:
                 continue
-            attempts = m.commits + m.commit_failures
-            batch_max.add_metric(ids, m.batch_max)
-            batch_avg.add_metric(ids, _avg(m.batch_records, m.batches))
-            commit_max.add_metric(ids, _ms(m.commit_max_ns))
-            commit_avg.add_metric(ids, _avg(_ms(m.commit_ns), attempts))
-            commit_ok.add_metric(ids, _avg(m.commits, attempts))
-            commit_bad.add_metric(ids, _avg(m.commit_failures, attempts))
+            batch_max.add_metric(ids, m.batch_size.max(now))
+            batch_avg.add_metric(ids, m.batch_size.avg(now))
+            commit_max.add_metric(ids, m.commit_time.max(now))
+            commit_avg.add_metric(ids, m.commit_time.avg(now))
+            ok_share = m.commit_ok.share(now)
+            commit_ok.add_metric(ids, ok_share)
+            commit_bad.add_metric(ids, 1.0 - ok_share if m.commit_ok.count(now) else 0.0)
             if t.kind == "source":
                 polled.add_metric(ids, m.read)
                 written.add_metric(ids, m.sent)
@@ -233,8 +468,8 @@ class WorkerCollector(Collector):
                 send.add_metric(ids, m.sent)
                 completions.add_metric(ids, m.commits)
                 skips.add_metric(ids, m.commit_skips)
-                put_max.add_metric(ids, _ms(m.put_max_ns))
-                put_avg.add_metric(ids, _avg(_ms(m.put_ns), m.puts))
+                put_max.add_metric(ids, m.put_time.max(now))
+                put_avg.add_metric(ids, m.put_time.avg(now))
                 if t.partition_count is not None:
                     partitions.add_metric(ids, t.partition_count)
         yield from (task_status, batch_max, batch_avg, commit_max, commit_avg, commit_ok, commit_bad, polled, written,

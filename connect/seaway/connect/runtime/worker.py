@@ -51,6 +51,7 @@ from seaway.connect.runtime.errors import (
 )
 from seaway.connect.runtime.exactly_once_source_task import ExactlyOnceSetup, ExactlyOnceWorkerSourceTask
 from seaway.connect.runtime.herder import ConnectorTaskId, TargetState
+from seaway.connect.runtime.metrics import SampleConfig, WorkerMetricsGroup, new_task_metrics
 from seaway.connect.runtime.offsets import (
     ConnectorOffsetBackingStore,
     OffsetBackingStore,
@@ -102,6 +103,7 @@ class Worker:
         self.plugins = plugins or config.plugins
         self.offset_store = offset_store
         self.listener = listener
+        self.metrics_group = WorkerMetricsGroup(SampleConfig.of(config))  # startup counts, read by /metrics
         self._lock = threading.RLock()
         self.connectors: dict[str, WorkerConnector] = {}
         self.tasks: dict[ConnectorTaskId, WorkerTask] = {}
@@ -193,13 +195,14 @@ class Worker:
         with self._lock:
             if name in self.connectors:
                 raise RuntimeError(f"Connector {name} already running on this worker")
+        listener = self.metrics_group.listener(self.listener)  # counts this start's outcome
         try:
             reader = OffsetStorageReaderImpl(self.offset_store_for(config), name)
-            worker_connector = WorkerConnector(config, config.connector_class(), self.listener, reader,
+            worker_connector = WorkerConnector(config, config.connector_class(), listener, reader,
                                                lambda n: self.on_reconfigure(n))
         except Exception as e:
             log.error("Failed to start connector %s", name, exc_info=e)
-            self.listener.on_connector_failure(name, e)
+            listener.on_connector_failure(name, e)
             return False
         with self._lock:
             self.connectors[name] = worker_connector
@@ -276,11 +279,12 @@ class Worker:
         with self._lock:
             if task_id in self.tasks:
                 raise RuntimeError(f"Task {task_id} already running on this worker")
+        listener = self.metrics_group.listener(self.listener)  # counts this start's outcome
         try:
-            worker_task = self._build_task(task_id, config, raw_task, target, exactly_once)
+            worker_task = self._build_task(task_id, config, raw_task, target, exactly_once, listener)
         except Exception as e:
             log.error("Failed to start task %s", task_id, exc_info=e)
-            self.listener.on_task_failure(task_id, e)
+            listener.on_task_failure(task_id, e)
             return False
         with self._lock:
             self.tasks[task_id] = worker_task
@@ -288,8 +292,10 @@ class Worker:
         return True
 
     def _build_task(self, task_id: ConnectorTaskId, cc: ConnectorConfig, raw_task: Mapping[str, str],
-                    target: TargetState, exactly_once: ExactlyOnceSetup | None = None) -> WorkerTask:
+                    target: TargetState, exactly_once: ExactlyOnceSetup | None = None,
+                    listener: StatusListener | None = None) -> WorkerTask:
         name = task_id.connector
+        listener = self.listener if listener is None else listener
         task_config = self.resolve(name, raw_task).data
         task = cc.connector_class().task_class()()
         stopping = threading.Event()
@@ -315,14 +321,14 @@ class Worker:
             assert isinstance(task, SinkTask)
             consumer = self._client_config("consumer", cc, f"connector-consumer-{task_id}")
             consumer.setdefault("group.id", f"connect-{name}")
-            worker_task = WorkerSinkTask(task_id, task, setup, consumer, self.listener, target)
+            worker_task = WorkerSinkTask(task_id, task, setup, consumer, listener, target)
         else:
             assert isinstance(task, SourceTask)
             producer = self._client_config("producer", cc, f"connector-producer-{task_id}")
             store = self.offset_store_for(cc)
             args = (task_id, task, setup, producer,
                     self._client_config("admin", cc, f"connector-adminclient-{task_id}"),
-                    OffsetStorageWriter(store, name), OffsetStorageReaderImpl(store, name), self.listener, target,
+                    OffsetStorageWriter(store, name), OffsetStorageReaderImpl(store, name), listener, target,
                     cc.topic_creation if self.config.get("topic.creation.enable") else None)
             if exactly_once is None:
                 worker_task = WorkerSourceTask(*args)
@@ -333,6 +339,7 @@ class Worker:
                     *args, exactly_once=exactly_once, boundary=eos.transaction_boundary,
                     interval_ms=self.config.ms("offset.flush.interval.ms") if interval is None else interval)
         worker_task.stopping = stopping
+        worker_task.metrics = new_task_metrics(self.metrics_group.sample_config)  # the worker's sample window
         worker_task.version = plugin_version(task)
         return worker_task
 

@@ -210,6 +210,7 @@ class DistributedHerder(DistributedHerderBase):
                 await self._leader_duties()
             else:
                 self.config_store.relinquish_write_privileges()
+            self.membership.rebalance.succeeded()  # work started: Kafka's rebalanceSucceeded
 
     async def _leader_duties(self) -> None:
         # KIP-618's transactional leader: fence any earlier leader before writing (no-op without it)

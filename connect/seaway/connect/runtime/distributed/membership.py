@@ -33,6 +33,7 @@ from seaway.connect.runtime.distributed.connect_protocol import (
 )
 from seaway.connect.runtime.distributed.kafka_stores import KafkaConfigBackingStore
 from seaway.connect.runtime.herder import ConnectorTaskId
+from seaway.connect.runtime.metrics import RebalanceMetrics, SampleConfig
 from seaway.protocol.group_member import GroupHandler, GroupMember, JoinedMember
 
 __all__ = ["AssignmentListener", "WorkerMembership"]
@@ -73,6 +74,8 @@ class WorkerMembership(GroupHandler):
         self.member_urls: dict[str, str] = {}
         self.owners: dict[str, set[str | ConnectorTaskId]] = {}
         self._rejoin_timer: asyncio.TimerHandle | None = None
+        self.rebalance = RebalanceMetrics(SampleConfig.of(config))
+        """connect-worker-rebalance-metrics: started here on each assignment, succeeded by the herder."""
 
     # -- state for the herder --------------------------------------------------------------------
     @property
@@ -178,4 +181,5 @@ class WorkerMembership(GroupHandler):
                  [str(t) for t in decoded.revoked_tasks], decoded.delay)
         if decoded.delay > 0:
             self.schedule_rejoin(decoded.delay)
+        self.rebalance.started(generation, self.leader_url, self.protocol.name)  # as Kafka's onAssigned
         self.listener.on_assignment(decoded, generation)
