@@ -230,12 +230,32 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         except (KafkaException, SystemError) as e:  # a fatal producer error, raised from poll or produce
             raise self._translated(e, "write records") from e
 
+    def _fatal_cause(self) -> KafkaError | None:
+        """The fatal error librdkafka has queued as an event, if not served yet (``poll`` raises it)."""
+        if self.producer is None:
+            return None
+        try:
+            self.producer.poll(0)
+        except KafkaException as e:
+            error = e.args[0] if e.args else None
+            if isinstance(error, KafkaError) and error.fatal():
+                return error
+        except Exception:  # only looking for the cause: the task fails either way
+            log.debug("%s Could not serve the producer's events", self.id, exc_info=True)
+        return None
+
     def _translated(self, error: BaseException, what: str) -> Exception:
-        """A clear ConnectError for a fatal producer error (a SystemError carries it as its context)."""
+        """A clear ConnectError for a fatal producer error (a SystemError carries it as its context).
+
+        Once librdkafka has a fatal error, ``produce`` answers only ``_FATAL``; the cause (e.g.
+        ``_FENCED`` when a newer instance took over) is raised once, by the next ``poll``.
+        """
         cause: BaseException | None = error
         while cause is not None and not isinstance(cause, KafkaException):
             cause = cause.__context__
         kafka_error = cause.args[0] if cause is not None and cause.args else None
+        if isinstance(kafka_error, KafkaError) and kafka_error.code() == KafkaError._FATAL:
+            kafka_error = self._fatal_cause() or kafka_error
         if isinstance(kafka_error, KafkaError) and kafka_error.code() in _FENCED:
             return ConnectError(f"Task {self.id} was fenced out while trying to {what}: another instance of this "
                                 f"task (or a zombie fencing) has taken over its transactional id "
