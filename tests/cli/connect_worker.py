@@ -6,7 +6,7 @@ import contextlib
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import httpx
@@ -22,7 +22,8 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def connect_worker(bootstrap: str, data_dir: Path, timeout: float = 30) -> Iterator[str]:
+def connect_worker(bootstrap: str, data_dir: Path, timeout: float = 30,
+                   extra: Mapping[str, str] | None = None) -> Iterator[str]:
     data_dir.mkdir(parents=True, exist_ok=True)
     port = free_port()
     props = data_dir / "worker.properties"
@@ -30,7 +31,8 @@ def connect_worker(bootstrap: str, data_dir: Path, timeout: float = 30) -> Itera
                      f"offset.storage.file.filename={data_dir / 'connect.offsets'}\n"
                      "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
                      "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
-                     "offset.flush.interval.ms=500\n")
+                     "offset.flush.interval.ms=500\n"
+                     + "".join(f"{k}={v}\n" for k, v in (extra or {}).items()))
     log = (data_dir / "worker.log").open("wb")
     proc = subprocess.Popen([SEAWAY, "connect", "standalone", str(props)], stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"

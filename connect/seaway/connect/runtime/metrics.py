@@ -74,38 +74,32 @@ class SampledWindow:
     the next record starts a new one, reusing the oldest of ``samples`` slots. A reading
     combines the samples started less than ``samples * window_ms`` ago (Kafka purges older
     ones before combining; here they are skipped, so a scrape never writes and needs no lock
-    against the recording thread). With no value in that span the average and maximum are
-    NaN, as Kafka's ``Avg``/``Max`` report.
+    against the recording thread). The slots exist from the start (never appended to: a
+    scrape between two appends would index past the shorter list) and a reused slot is
+    emptied before its new start is set. With no value in that span the average and maximum
+    are NaN, as Kafka's ``Avg``/``Max`` report.
     """
 
     __slots__ = ("_config", "_counts", "_current", "_maxima", "_starts", "_totals")
 
     def __init__(self, config: SampleConfig = DEFAULT_SAMPLES) -> None:
         self._config = config
-        self._starts: list[float] = []
-        self._counts: list[int] = []
-        self._totals: list[float] = []
-        self._maxima: list[float] = []
+        n = config.samples
+        self._starts: list[float] = [-math.inf] * n  # -inf: never started, never live
+        self._counts: list[int] = [0] * n
+        self._totals: list[float] = [0.0] * n
+        self._maxima: list[float] = [-math.inf] * n
         self._current = 0
 
     def record(self, value: float, now_ms: float) -> None:
         c = self._config
         i = self._current
-        if not self._starts:
-            self._starts.append(now_ms)
-            self._counts.append(0)
-            self._totals.append(0.0)
-            self._maxima.append(-math.inf)
-            i = 0
+        if self._starts[i] == -math.inf:  # the very first record
+            self._starts[i] = now_ms
         elif now_ms - self._starts[i] >= c.window_ms:  # complete: advance (Kafka's SampledStat.advance)
             i = (i + 1) % c.samples
-            if i == len(self._starts):
-                self._starts.append(now_ms)
-                self._counts.append(0)
-                self._totals.append(0.0)
-                self._maxima.append(-math.inf)
-            else:
-                self._starts[i], self._counts[i], self._totals[i], self._maxima[i] = now_ms, 0, 0.0, -math.inf
+            self._counts[i], self._totals[i], self._maxima[i] = 0, 0.0, -math.inf  # emptied before it is live
+            self._starts[i] = now_ms
             self._current = i
         self._counts[i] += 1
         self._totals[i] += value
@@ -114,8 +108,7 @@ class SampledWindow:
 
     def _live(self, now_ms: float) -> Iterator[int]:
         expire = self._config.samples * self._config.window_ms
-        starts = list(self._starts)
-        return (i for i, start in enumerate(starts) if now_ms - start < expire)
+        return (i for i, start in enumerate(list(self._starts)) if now_ms - start < expire)
 
     def count(self, now_ms: float | None = None) -> int:
         now = _now_ms() if now_ms is None else now_ms
@@ -134,8 +127,21 @@ class SampledWindow:
 
     def share(self, now_ms: float | None = None) -> float:
         """Of values 1.0 (yes) and 0.0 (no): the share of yes, 0 when empty (Kafka's ``Frequencies``)."""
-        value = self.avg(now_ms)
-        return 0.0 if math.isnan(value) else value
+        return self.shares(now_ms)[0]
+
+    def shares(self, now_ms: float | None = None) -> tuple[float, float]:
+        """Of values 1.0 (yes) and 0.0 (no): the shares of yes and of no, both 0 when empty.
+
+        Each is its own count over the total, as Kafka's ``Frequencies`` computes every bin
+        (``1 - yes`` would read 0.33333333333333337 for one failure in three).
+        """
+        now = _now_ms() if now_ms is None else now_ms
+        live = list(self._live(now))
+        count = sum(self._counts[i] for i in live)
+        if not count:
+            return 0.0, 0.0
+        yes = round(sum(self._totals[i] for i in live))  # a whole number: the values are 1.0s and 0.0s
+        return yes / count, (count - yes) / count
 
 
 class TaskMetrics:
@@ -198,7 +204,9 @@ class WorkerMetricsGroup:
     Recorded through :class:`StartupListener`, one per start of a connector or task (Kafka
     wraps the status listener the same way): its first startup report is a success, a
     failure before any is a failure; both are attempts. Several threads start things, so the
-    counts are locked (a start is rare).
+    counts are locked (a start is rare). The success/failure percentages are Kafka's
+    ``Frequencies.forBooleanValues`` over the sample window: each outcome is recorded as 1.0
+    (success) or 0.0 (failure) and a percentage is its share, 0 with no outcome in the window.
     """
 
     def __init__(self, config: SampleConfig = DEFAULT_SAMPLES) -> None:
@@ -208,11 +216,21 @@ class WorkerMetricsGroup:
         self.connector_failure = 0
         self.task_success = 0
         self.task_failure = 0
+        self.connector_results = SampledWindow(config)  # connector-startup-success/failure-percentage
+        self.task_results = SampledWindow(config)  # task-startup-success/failure-percentage
 
-    def record(self, kind: str, ok: bool) -> None:
-        with self._lock:
+    def record(self, kind: str, ok: bool, now_ms: float | None = None) -> None:
+        now = _now_ms() if now_ms is None else now_ms
+        with self._lock:  # one writer at a time: a window is single-writer (see SampledWindow)
             name = f"{kind}_{'success' if ok else 'failure'}"
             setattr(self, name, getattr(self, name) + 1)
+            results: SampledWindow = getattr(self, f"{kind}_results")
+            results.record(1.0 if ok else 0.0, now)
+
+    def percentages(self, kind: str, now_ms: float | None = None) -> tuple[float, float]:
+        """(success, failure) shares of ``kind``'s startups in the sample window, both 0 when none."""
+        results: SampledWindow = getattr(self, f"{kind}_results")
+        return results.shares(now_ms)
 
     def listener(self, delegate: StatusListener) -> StartupListener:
         return StartupListener(self, delegate)
@@ -281,10 +299,12 @@ class RebalanceMetrics:
     it. Written and read on the herder's event loop.
     """
 
-    def __init__(self, config: SampleConfig = DEFAULT_SAMPLES, clock: Callable[[], float] = _now_ms) -> None:
+    def __init__(self, config: SampleConfig = DEFAULT_SAMPLES, clock: Callable[[], float] = _now_ms,
+                 leader: Callable[[], str | None] | None = None) -> None:
         self._clock = clock
+        self._leader = leader
+        self._leader_url: str | None = None
         self.epoch = -1
-        self.leader_url: str | None = None
         self.protocol: str | None = None
         self.rebalancing = False
         self.completed = 0
@@ -292,9 +312,19 @@ class RebalanceMetrics:
         self._started_ms = 0.0
         self._last_completed_ms: float | None = None
 
+    @property
+    def leader_url(self) -> str | None:
+        """leader-name: the leader as the worker knows it now, read from ``leader`` when given.
+
+        Kafka's ``leaderUrl()`` reads the herder's current assignment; a copy taken at the
+        last assignment would keep naming a leader after the worker lost its membership (the
+        membership forgets it then, and the REST API answers "no known leader").
+        """
+        return self._leader() if self._leader is not None else self._leader_url
+
     def started(self, generation: int, leader_url: str | None, protocol: str | None) -> None:
         self.epoch = generation
-        self.leader_url = leader_url
+        self._leader_url = leader_url
         self.protocol = protocol
         self.rebalancing = True
         self._started_ms = self._clock()
@@ -379,6 +409,13 @@ class WorkerCollector(Collector):
                 yield CounterMetricFamily(p + f"{kind}_startup_success", f"{plural} started.", value=ok)
                 yield CounterMetricFamily(p + f"{kind}_startup_failure", f"{plural} that failed to start.",
                                           value=bad)
+                ok_share, bad_share = startup.percentages(kind)
+                yield GaugeMetricFamily(p + f"{kind}_startup_success_percentage",
+                                        f"Share (0-1) of the {kind} startups in the sample window that succeeded.",
+                                        value=ok_share)
+                yield GaugeMetricFamily(p + f"{kind}_startup_failure_percentage",
+                                        f"Share (0-1) of the {kind} startups in the sample window that failed.",
+                                        value=bad_share)
 
     def _rebalance(self) -> Iterator[Metric]:
         r = self._snapshot.rebalance
@@ -457,9 +494,9 @@ class WorkerCollector(Collector):
             batch_avg.add_metric(ids, m.batch_size.avg(now))
             commit_max.add_metric(ids, m.commit_time.max(now))
             commit_avg.add_metric(ids, m.commit_time.avg(now))
-            ok_share = m.commit_ok.share(now)
+            ok_share, bad_share = m.commit_ok.shares(now)
             commit_ok.add_metric(ids, ok_share)
-            commit_bad.add_metric(ids, 1.0 - ok_share if m.commit_ok.count(now) else 0.0)
+            commit_bad.add_metric(ids, bad_share)
             if t.kind == "source":
                 polled.add_metric(ids, m.read)
                 written.add_metric(ids, m.sent)

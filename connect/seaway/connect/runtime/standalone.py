@@ -108,7 +108,7 @@ class StandaloneHerder(AbstractHerder):
 
     def _start_connector_instance(self, name: str, raw: dict[str, str], target: TargetState
                                   ) -> ConnectorConfig | None:
-        config = self.parsed(name, raw, lambda e: self.on_connector_failure(name, e))
+        config = self.parsed(name, raw, lambda e: self.worker.connector_start_failed(name, e))
         if config is not None:
             self.worker.start_connector(config, target)
         return config
@@ -146,12 +146,12 @@ class StandaloneHerder(AbstractHerder):
 
     def _start_task(self, task_id: ConnectorTaskId, raw: dict[str, str], task_config: dict[str, str],
                     target: TargetState) -> bool:
-        config = self.parsed(task_id.connector, raw, lambda e: self.on_task_failure(task_id, e))
+        config = self.parsed(task_id.connector, raw, lambda e: self.worker.task_start_failed(task_id, e))
         return config is not None and self.worker.start_task(task_id, config, task_config, target)
 
     def _tasks_failed(self, task_ids: list[ConnectorTaskId], error: BaseException) -> None:
         for task_id in task_ids:
-            self.on_task_failure(task_id, error)
+            self.worker.task_start_failed(task_id, error)  # each a startup attempt and failure, as in Kafka
 
     def _request_reconfiguration(self, name: str) -> None:
         """``ConnectorContext.request_task_reconfiguration`` from any thread."""

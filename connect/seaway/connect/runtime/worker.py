@@ -165,6 +165,18 @@ class Worker:
         """
         return ConnectorConfig.parse(self.plugins, self.resolve(name, raw).data, raw=raw, name=name)
 
+    def connector_start_failed(self, name: str, error: BaseException) -> None:
+        """A connector start that failed before :meth:`start_connector` (its config did not parse).
+
+        Kafka parses inside ``Worker.startConnector``, so such a failure is a startup attempt
+        and failure of connect-worker-metrics; reported through the same counting listener.
+        """
+        self.metrics_group.listener(self.listener).on_connector_failure(name, error)
+
+    def task_start_failed(self, task_id: ConnectorTaskId, error: BaseException) -> None:
+        """A task start that failed before :meth:`start_task`: counted as :meth:`connector_start_failed`."""
+        self.metrics_group.listener(self.listener).on_task_failure(task_id, error)
+
     # -- offsets --------------------------------------------------------------------------------
     def offsets_topic_of(self, config: ConnectorConfig) -> str | None:
         """The topic a source connector's offsets are written to in distributed mode (None: standalone)."""

@@ -256,7 +256,7 @@ class DistributedHerder(DistributedHerderBase):
 
     def _start_connector_instance(self, name: str, raw: dict[str, str], target: TargetState) -> None:
         """Parse the stored config once and start the connector with it (worker thread)."""
-        config = self.parsed(name, raw, lambda e: self.on_connector_failure(name, e))
+        config = self.parsed(name, raw, lambda e: self.worker.connector_start_failed(name, e))
         if config is not None:
             self.worker.start_connector(config, target)
 
@@ -273,7 +273,7 @@ class DistributedHerder(DistributedHerderBase):
     def _start_task_instance(self, task_id: ConnectorTaskId, raw: dict[str, str], task_config: dict[str, str],
                              target: TargetState, generation: int | None = None) -> None:
         """Parse the stored connector config once and start the task with it (worker thread)."""
-        config = self.parsed(task_id.connector, raw, lambda e: self.on_task_failure(task_id, e))
+        config = self.parsed(task_id.connector, raw, lambda e: self.worker.task_start_failed(task_id, e))
         if config is not None:
             self.worker.start_task(task_id, config, task_config, target,
                                    self._exactly_once_setup(task_id, config, generation))

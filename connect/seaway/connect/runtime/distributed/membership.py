@@ -74,7 +74,7 @@ class WorkerMembership(GroupHandler):
         self.member_urls: dict[str, str] = {}
         self.owners: dict[str, set[str | ConnectorTaskId]] = {}
         self._rejoin_timer: asyncio.TimerHandle | None = None
-        self.rebalance = RebalanceMetrics(SampleConfig.of(config))
+        self.rebalance = RebalanceMetrics(SampleConfig.of(config), leader=lambda: self.leader_url)
         """connect-worker-rebalance-metrics: started here on each assignment, succeeded by the herder."""
 
     # -- state for the herder --------------------------------------------------------------------
