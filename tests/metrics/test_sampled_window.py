@@ -112,7 +112,7 @@ def test_rendered_text_parses_nan_inf_escaped_labels_and_exact_percentages() -> 
     leader = 'http://a\\b"c\nd:8083'
     r = RebalanceMetrics(CONFIG, leader=lambda: leader)
     registry = CollectorRegistry()
-    registry.register(WorkerCollector(WorkerSnapshot(connectors={}, connector_task_states={}, tasks=[task],
+    registry.register(WorkerCollector(WorkerSnapshot(connectors={}, tasks=[task],
                                                      startup=WorkerMetricsGroup(CONFIG), rebalance=r)))
     text = generate_latest(registry).decode()
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
@@ -161,5 +161,5 @@ async def test_leader_name_is_gone_once_the_membership_is_lost() -> None:
     assert herder.revoked == ["group membership lost"]
     assert m.leader_url is None and m.rebalance.leader_url is None
     registry = CollectorRegistry()
-    registry.register(WorkerCollector(WorkerSnapshot(connectors={}, connector_task_states={}, rebalance=m.rebalance)))
+    registry.register(WorkerCollector(WorkerSnapshot(connectors={}, rebalance=m.rebalance)))
     assert "leader_name{" not in generate_latest(registry).decode()

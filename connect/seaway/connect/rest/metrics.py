@@ -1,8 +1,8 @@
 """``GET /metrics``: the worker's Kafka Connect metrics in Prometheus text format.
 
 Served by the REST app itself (no second port), so it sits behind the same HTTPS and basic
-authentication as every other endpoint. Each scrape gathers the herder's statuses (for
-the task counts per state) and reads the per-task counters of the tasks this worker runs
+authentication as every other endpoint. Each scrape gathers the herder's statuses (the
+states of this worker's connectors and tasks) and reads the per-task counters of the tasks this worker runs
 (:mod:`seaway.connect.runtime.metrics`); nothing is computed between scrapes.
 """
 
@@ -27,7 +27,6 @@ router = APIRouter(tags=["metrics"])
 async def worker_snapshot(herder: Herder) -> WorkerSnapshot:
     """The connectors and tasks of this worker with their states, for one scrape."""
     connector_states: dict[str, str] = {}
-    task_states: dict[str, list[str]] = {}
     by_task: dict[tuple[str, int], str] = {}
     for name in await herder.connectors():
         try:
@@ -35,16 +34,15 @@ async def worker_snapshot(herder: Herder) -> WorkerSnapshot:
         except HerderError:  # deleted meanwhile, or no status yet: not a scrape failure
             continue
         connector_states[name] = status.connector.state.value
-        task_states[name] = [t.state.value for t in status.tasks]
         for t in status.tasks:
             by_task[(name, t.id)] = t.state.value
     worker = getattr(herder, "worker", None)  # the standalone and distributed herders run a Worker
     if worker is None:
-        return WorkerSnapshot(connectors=connector_states, connector_task_states=task_states)
+        return WorkerSnapshot(connectors=connector_states)
     local = {name: connector_states.get(name, "UNASSIGNED") for name in list(worker.connectors)}
     tasks = task_snapshots(list(worker.tasks.items()), by_task)
     rebalance = getattr(getattr(herder, "membership", None), "rebalance", None)  # distributed workers only
-    return WorkerSnapshot(connectors=local, connector_task_states=task_states, tasks=tasks,
+    return WorkerSnapshot(connectors=local, tasks=tasks,
                           startup=getattr(worker, "metrics_group", None),
                           rebalance=rebalance if isinstance(rebalance, RebalanceMetrics) else None)
 

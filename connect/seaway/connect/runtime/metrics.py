@@ -244,6 +244,7 @@ class StartupListener:
         self._group = group
         self._delegate = delegate
         self._started = False
+        self._suspended = False  # the connector paused or stopped before it ever started
 
     def _outcome(self, kind: str, ok: bool) -> None:
         if not self._started:
@@ -251,13 +252,20 @@ class StartupListener:
             self._group.record(kind, ok)
 
     def on_connector_startup(self, connector: str) -> None:
-        self._outcome("connector", True)
+        # Kafka's WorkerConnector reports onStartup only when it starts from INIT; started
+        # after a pause or stop (a connector created PAUSED or STOPPED, then resumed) it
+        # reports onResume, which WorkerMetricsGroup does not count: no attempt, no success,
+        # and a later failure still counts as a startup failure, as there.
+        if not self._suspended:
+            self._outcome("connector", True)
         self._delegate.on_connector_startup(connector)
 
     def on_connector_pause(self, connector: str) -> None:
+        self._suspended = self._suspended or not self._started
         self._delegate.on_connector_pause(connector)
 
     def on_connector_stop(self, connector: str) -> None:
+        self._suspended = self._suspended or not self._started
         self._delegate.on_connector_stop(connector)
 
     def on_connector_failure(self, connector: str, error: BaseException) -> None:
@@ -362,8 +370,7 @@ class WorkerSnapshot:
     """The worker's connectors and tasks with their states, gathered by the REST route."""
 
     connectors: Mapping[str, str]  # name -> state of the connectors running on this worker
-    connector_task_states: Mapping[str, list[str]]  # name -> every task's state (cluster-wide)
-    tasks: list[TaskSnapshot] = field(default_factory=list)
+    tasks: list[TaskSnapshot] = field(default_factory=list)  # the tasks running on this worker
     startup: WorkerMetricsGroup | None = None
     rebalance: RebalanceMetrics | None = None
     """Distributed workers only (Kafka's standalone herder has no rebalance metrics either)."""
@@ -387,16 +394,10 @@ class WorkerCollector(Collector):
         yield GaugeMetricFamily(p + "connector_count", "Connectors run by this worker.", value=len(s.connectors))
         yield GaugeMetricFamily(p + "task_count", "Tasks run by this worker.", value=len(s.tasks))
         by_state = {name: GaugeMetricFamily(p + f"connector_{name}_task_count",
-                                            f"The connector's tasks in state {name} (cluster-wide).",
+                                            f"The connector's tasks on this worker in state {name}.",
                                             labels=["connector"])
                     for name in ("total", "running", "paused", "failed", "unassigned", "destroyed", "restarting")}
-        for connector, states in sorted(s.connector_task_states.items()):
-            counts = dict.fromkeys(by_state, 0)
-            counts["total"] = len(states)
-            for state in states:
-                key = state.lower()
-                if key in counts:
-                    counts[key] += 1
+        for connector, counts in sorted(_task_counts(s.tasks, by_state).items()):
             for name, family in by_state.items():
                 family.add_metric([connector], counts[name])
         yield from by_state.values()
@@ -512,6 +513,24 @@ class WorkerCollector(Collector):
         yield from (task_status, batch_max, batch_avg, commit_max, commit_avg, commit_ok, commit_bad, polled, written,
                     read, send, completions, skips, put_max, put_avg, partitions, failures)
         yield from error_families.values()
+
+
+def _task_counts(tasks: Iterable[TaskSnapshot], names: Iterable[str]) -> dict[str, dict[str, int]]:
+    """Per connector, its tasks on this worker: the total and how many are in each state.
+
+    Kafka's ``Worker.ConnectorStatusMetricsGroup`` counts the tasks of the worker's own task
+    map (their states from the herder), so the sum over the workers of a cluster is the
+    connector's task count; a connector with no task here has no series on this worker.
+    """
+    out: dict[str, dict[str, int]] = {}
+    keys = list(names)
+    for t in tasks:
+        counts = out.setdefault(t.connector, dict.fromkeys(keys, 0))
+        counts["total"] += 1
+        state = t.status.lower()
+        if state in counts and state != "total":
+            counts[state] += 1
+    return out
 
 
 _ERROR_FAMILIES = {
