@@ -23,6 +23,10 @@ Then, interleaved for ``--repeat`` rounds, each with a new bucket:
    or give ``--schedule-ms`` (``rotate.schedule.interval.ms``) to land the tails: 1,000,000 records
    (166,666 or 166,667 per partition) need it, at a cost of up to that interval at the end.
 
+With ``--record-path`` each round also runs the sink once more with the runtime's record path
+(``WorkerSinkTask.convert_json_columns`` off: a SinkRecord and a Struct per record, as before
+value columns existed), alternating which sink run goes first: a before/after in one run.
+
 It prints both rates and the ratio sink / hand loop (target >= 0.8) per round, the ratio of
 the best rates and the median of the rounds' ratios, and the load average around the run. On a
 shared machine wall time follows everyone else's load, so it also prints the CPU seconds each
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import io
 import json
 import os
@@ -40,6 +45,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +59,7 @@ import pyarrow.parquet as pq  # noqa: E402
 import s3_lake  # noqa: E402
 from confluent_kafka import Consumer, TopicPartition  # noqa: E402
 from s3_support import MotoServer  # noqa: E402
+from seaway.connect.runtime.worker_sink_task import WorkerSinkTask  # noqa: E402
 from seaway.connect.testing import EmbeddedConnect  # noqa: E402
 
 from tests.connectors.spark_sink import lake_check  # noqa: E402
@@ -63,6 +70,20 @@ ARROW_SCHEMA = pa.schema([("id", pa.int64()), ("kind", pa.string()), ("amount", 
                           ("ok", pa.bool_()), ("note", pa.string())])
 WORKER = {"value.converter": "org.apache.kafka.connect.json.JsonConverter",
           "value.converter.schemas.enable": "true"}
+
+
+@contextlib.contextmanager
+def record_path(enabled: bool) -> Iterator[None]:
+    """With ``enabled``, the runtime hands put SinkRecords (no value columns), as it did before them."""
+    if not enabled:
+        yield
+        return
+    original = WorkerSinkTask.convert_json_columns
+    WorkerSinkTask.convert_json_columns = lambda self, messages: None  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        WorkerSinkTask.convert_json_columns = original  # type: ignore[method-assign]
 
 
 async def run_sink(s3: MotoServer, bucket: str, bootstrap: str, topic: str, work: Path, flush_size: int,
@@ -131,6 +152,8 @@ def main() -> None:
     parser.add_argument("--flush-size", type=int, default=25_000)
     parser.add_argument("--tasks", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds (best and median printed)")
+    parser.add_argument("--record-path", action="store_true",
+                        help="also run the sink on the runtime's record path each round (before/after in one run)")
     parser.add_argument("--schedule-ms", type=int, default=-1,
                         help="the sink's rotate.schedule.interval.ms: lands the tails of partitions whose record "
                              "count is not a multiple of --flush-size (e.g. 1000 for --records 1000000)")
@@ -140,6 +163,7 @@ def main() -> None:
     try:
         rounds: list[tuple[float, float]] = []  # (sink, hand) records/s
         cpu: list[tuple[float, float]] = []  # (sink, hand) CPU seconds of this process + the S3 server
+        old_rounds: list[tuple[float, float]] = []  # --record-path: (records/s, CPU seconds)
         with BrokerProcess(work / "broker", {"group.initial.rebalance.delay.ms": "0"}) as broker, \
                 MotoServer() as s3:
             topic = "bench"
@@ -152,15 +176,25 @@ def main() -> None:
                 c0 = cpu_seconds() + cpu_seconds(server)
                 hand = run_hand_loop(s3, s3.new_bucket(), broker.bootstrap, topic, args.flush_size, args.records)
                 c1 = cpu_seconds() + cpu_seconds(server)
-                bucket = s3.new_bucket()
-                sink, sink_cpu = asyncio.run(run_sink(s3, bucket, broker.bootstrap, topic, work / f"connect-{r}",
-                                                      args.flush_size, args.tasks, ends, f"bench-s3-{r}",
-                                                      args.schedule_ms))
-                cpu.append((sink_cpu, c1 - c0))
-                rounds.append((args.records / sink, args.records / hand))
-                print(f"round {r + 1}: sink {rounds[-1][0]:10,.0f}  hand {rounds[-1][1]:10,.0f} records/s  "
-                      f"ratio {rounds[-1][0] / rounds[-1][1]:.2f}   cpu: sink {cpu[-1][0]:.1f} s, hand "
-                      f"{cpu[-1][1]:.1f} s, ratio {cpu[-1][1] / cpu[-1][0]:.2f}", flush=True)
+                order = [False, True] if args.record_path and r % 2 == 0 else [True, False] if args.record_path \
+                    else [False]
+                for old_path in order:
+                    bucket = s3.new_bucket()
+                    label = f"bench-s3-{r}{'-records' if old_path else ''}"
+                    with record_path(old_path):
+                        sink, sink_cpu = asyncio.run(run_sink(s3, bucket, broker.bootstrap, topic, work / label,
+                                                              args.flush_size, args.tasks, ends, label,
+                                                              args.schedule_ms))
+                    if old_path:
+                        old_rounds.append((args.records / sink, sink_cpu))
+                        print(f"round {r + 1}: sink, record path {args.records / sink:10,.0f} records/s  "
+                              f"cpu {sink_cpu:.1f} s", flush=True)
+                        continue
+                    cpu.append((sink_cpu, c1 - c0))
+                    rounds.append((args.records / sink, args.records / hand))
+                    print(f"round {r + 1}: sink {rounds[-1][0]:10,.0f}  hand {rounds[-1][1]:10,.0f} records/s  "
+                          f"ratio {rounds[-1][0] / rounds[-1][1]:.2f}   cpu: sink {cpu[-1][0]:.1f} s, hand "
+                          f"{cpu[-1][1]:.1f} s, ratio {cpu[-1][1] / cpu[-1][0]:.2f}", flush=True)
         sink_rate, hand_rate = max(s for s, _ in rounds), max(h for _, h in rounds)
         ratios = sorted(s / h for s, h in rounds)
         print(f"records: {args.records} in {PARTITIONS} partitions, flush.size {args.flush_size}, tasks {args.tasks}, "
@@ -173,6 +207,12 @@ def main() -> None:
         print(f"cpu ratio hand / sink:             {cpu_ratios[len(cpu_ratios) // 2]:10.2f}   median (range "
               f"{cpu_ratios[0]:.2f}-{cpu_ratios[-1]:.2f}): CPU seconds of this process and the S3 server per run, "
               "steadier than wall time on a loaded machine")
+        if old_rounds:
+            best_old = max(rate for rate, _ in old_rounds)
+            cpus = sorted(c for _, c in old_rounds)
+            print(f"s3 sink, record path:              {best_old:10,.0f} records/s  best; ratio to hand loop "
+                  f"{best_old / hand_rate:.2f} best/best; CPU median {cpus[len(cpus) // 2]:.1f} s against "
+                  f"{sorted(s for s, _ in cpu)[len(cpu) // 2]:.1f} s with value columns")
         print(f"load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f} (1 min)")
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -13,7 +13,10 @@ path skip it when nothing needs the objects:
 - ``SinkTask.put`` may receive a :class:`SinkRecordBatch`. It is a ``Sequence[SinkRecord]``
   like any other argument of ``put`` (iterate it and the records are built on first access),
   and it also offers :meth:`SinkRecordBatch.record_values` and :meth:`SinkRecordBatch.record_keys`, the
-  converted values and keys as lists, for a task that needs nothing else.
+  converted values and keys as lists, for a task that needs nothing else. With JsonConverter
+  (schemas on) and no SMTs, :meth:`SinkRecordBatch.record_value_columns` may even give the values as
+  one list per field of their STRUCT schema (no Struct built), and
+  :meth:`SinkRecordBatch.record_positions` each record's topic, partition and offset.
 
 Both are ordinary sequences of records to any code that does not know them, so a task or SMT
 written for plain lists works unchanged. Not thread-safe: a batch belongs to the task thread.
@@ -26,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar, overload
 
 from seaway.connect.api.data.schema import Schema
+from seaway.connect.api.data.struct import Struct
 from seaway.connect.api.headers import Header, Headers
 from seaway.connect.api.records import SinkRecord, SourceRecord, new_source_record
 
@@ -117,15 +121,30 @@ class SinkRecordBatch(_RecordColumns[SinkRecord]):
     :meth:`record_values` and :meth:`record_keys` are the converted values and keys (what ``record.value``
     and ``record.key`` would be), in order; the records themselves are built when an element
     is first accessed. Build one from records with :meth:`of` (e.g. in a task's tests).
+
+    ``value_columns`` (schema, one list per field): the values are Structs of that STRUCT
+    schema, given field by field (``values`` may then be ``None``: the Structs are built on
+    first use). ``positions`` (topics, partitions, offsets): each record's coordinates.
     """
 
-    __slots__ = ("_build", "_keys", "_records", "_values")
+    __slots__ = ("_build", "_columns", "_keys", "_positions", "_records", "_values")
 
-    def __init__(self, values: list[Any], keys: list[Any], build: Callable[[], list[SinkRecord]]) -> None:
-        if len(values) != len(keys):
-            raise ValueError(f"{len(keys)} keys for {len(values)} values")
+    def __init__(self, values: list[Any] | None, keys: list[Any], build: Callable[[], list[SinkRecord]], *,
+                 value_columns: tuple[Schema, list[list[Any]]] | None = None,
+                 positions: tuple[list[str], list[int], list[int]] | None = None) -> None:
+        if values is None and value_columns is None:
+            raise ValueError("values or value_columns are needed")
+        count = len(values) if values is not None else len(value_columns[1][0]) if value_columns else 0
+        if count != len(keys):
+            raise ValueError(f"{len(keys)} keys for {count} values")
+        if value_columns is not None and any(len(column) != count for column in value_columns[1]):
+            raise ValueError(f"value columns must have {count} values each")
+        if positions is not None and any(len(column) != count for column in positions):
+            raise ValueError(f"positions must have {count} entries each")
         self._values = values
         self._keys = keys
+        self._columns = value_columns
+        self._positions = positions
         self._build: Callable[[], list[SinkRecord]] | None = build
         self._records: list[SinkRecord] | None = None
 
@@ -137,11 +156,35 @@ class SinkRecordBatch(_RecordColumns[SinkRecord]):
 
     def record_values(self) -> list[Any]:
         """Each record's value, in order (do not modify the list)."""
-        return self._values
+        values = self._values
+        if values is None:
+            assert self._columns is not None
+            schema, columns = self._columns
+            make = Struct.from_valid_values
+            values = self._values = [make(schema, list(row)) for row in zip(*columns, strict=True)]
+        return values
 
     def record_keys(self) -> list[Any]:
         """Each record's key, in order (do not modify the list)."""
         return self._keys
+
+    def record_value_columns(self) -> tuple[Schema, list[list[Any]]] | None:
+        """(the values' STRUCT schema, one list per field), or ``None`` when the runtime has no such columns.
+
+        Field ``i``'s list holds what each value's Struct holds in field ``i`` (as its ``_values``:
+        a null field stays null; ``Struct.get`` would give the field's default). Do not modify the lists.
+        """
+        return self._columns
+
+    def record_positions(self) -> tuple[list[str], list[int], list[int]]:
+        """Each record's original topic, partition and offset, as three lists (do not modify them)."""
+        positions = self._positions
+        if positions is None:
+            records = self.records()
+            positions = self._positions = ([r.original_topic for r in records],
+                                           [r.original_kafka_partition or 0 for r in records],
+                                           [r.original_kafka_offset for r in records])
+        return positions
 
     def records(self) -> list[SinkRecord]:
         """The batch as ``SinkRecord`` objects (built once, on first use)."""
@@ -153,7 +196,7 @@ class SinkRecordBatch(_RecordColumns[SinkRecord]):
         return records
 
     def __len__(self) -> int:
-        return len(self._values)
+        return len(self._keys)
 
     def __repr__(self) -> str:
         return f"SinkRecordBatch(records={len(self)})"

@@ -38,7 +38,12 @@ from seaway.connect.api.data.schema import (
     SchemaType,
 )
 from seaway.connect.api.errors import DataError
-from seaway.connect.converters._struct_reader import ExactParseNeeded, compile_struct_reader, in_field
+from seaway.connect.converters._struct_reader import (
+    ExactParseNeeded,
+    compile_column_reader,
+    compile_struct_reader,
+    in_field,
+)
 from seaway.connect.converters.json_writer import TYPE_NAMES
 
 __all__ = ["JsonCodec", "contains_decimal"]
@@ -233,12 +238,21 @@ class JsonCodec:
             return result
         return pairs_map
 
-    def _struct_to_connect(self, schema: Schema, path: str) -> Fn:
-        """The schema's compiled reader (see :mod:`._struct_reader`); errors name the field."""
+    def to_columns_fn(self, schema: Schema) -> Fn:
+        """For a STRUCT ``schema``: parsed JSON objects -> one list per field, what ``to_connect_fn``'s
+        Structs would hold (see :func:`._struct_reader.compile_column_reader`); raises on anything else."""
+        return compile_column_reader(schema, self._field_fns(schema, ""), self.replace_null_with_default)
+
+    def _field_fns(self, schema: Schema, path: str) -> list[Fn]:
         fns = []
         for f in schema.field_list:
             field_path = f"{path}.{f.name}" if path else f.name
             fns.append(in_field(self.to_connect_fn(f.schema, field_path), field_path))
+        return fns
+
+    def _struct_to_connect(self, schema: Schema, path: str) -> Fn:
+        """The schema's compiled reader (see :mod:`._struct_reader`); errors name the field."""
+        fns = self._field_fns(schema, path)
 
         def not_object(v: Any) -> Any:
             raise DataError(f"Structs should be encoded as JSON objects, but found {_json_type(v)}")

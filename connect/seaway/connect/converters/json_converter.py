@@ -40,7 +40,7 @@ from seaway.connect.api.config.definition import ConfigDef
 from seaway.connect.api.config.types import ConfigType, Importance, Width
 from seaway.connect.api.config.validators import CaseInsensitiveValidString, Range, ValidString
 from seaway.connect.api.converter import CONVERTER_TYPE_CONFIG
-from seaway.connect.api.data.schema import Schema, SchemaAndValue
+from seaway.connect.api.data.schema import Schema, SchemaAndValue, SchemaType
 from seaway.connect.api.errors import DataError
 from seaway.connect.api.headers import Headers
 from seaway.connect.converters._base import KeyValueHeaderConverter
@@ -69,11 +69,12 @@ class _ReadEntry:
     (the topic writes NUMERIC decimals), so its records stop trying orjson first.
     """
 
-    __slots__ = ("exact", "fast_fn", "fn", "orjson", "schema")
+    __slots__ = ("columns_fn", "exact", "fast_fn", "fn", "orjson", "schema")
 
     def __init__(self, schema: Schema, fn: Fn, exact: bool, fast_fn: Fn) -> None:
         self.schema, self.fn, self.exact, self.fast_fn = schema, fn, exact, fast_fn
         self.orjson = True
+        self.columns_fn: Fn | None = None  # built by to_connect_columns on first use
 
 
 class JsonConverter(KeyValueHeaderConverter):
@@ -211,6 +212,52 @@ class JsonConverter(KeyValueHeaderConverter):
                     return read
                 # else not this layout after all (or not strict UTF-8): the full parse decides
         return self._to_connect_slow(value)
+
+    def to_connect_columns(self, topic: str, values: Sequence[bytes | None]
+                           ) -> tuple[Schema, list[list[Any]]] | None:
+        """A batch of values as (their STRUCT schema, one list per field), or ``None``: convert one by one.
+
+        For a sink that wants columns (the worker offers them through
+        :meth:`~seaway.connect.api.SinkRecordBatch.record_value_columns`): field ``i``'s list
+        holds, value by value, what ``to_connect_data(topic, value).value``'s Struct holds in
+        field ``i``. It answers only for the common case ``to_connect_data`` takes its fastest
+        path on: every value is a schema-first envelope laid out exactly as the last one read
+        (same schema bytes), of a STRUCT schema without decimals, whose payload orjson parses
+        to an object the schema's reader accepts. Anything else -- a null, another schema, a
+        payload only ``json`` reads, a field error -- gives ``None`` for the whole batch, and
+        the caller converts each value with ``to_connect_data`` (which raises where it would).
+        """
+        if not self.schemas_enabled or not values:
+            return None
+        first = values[0]
+        for attempt in range(3):  # the record path learns the layout: a new schema text takes it two reads
+            prefix, entry = self._prefix
+            if entry is not None and first is not None and first.startswith(prefix):
+                break
+            if attempt == 2:
+                return None
+            try:
+                self.to_connect_data(topic, first)
+            except DataError:
+                return None
+        assert entry is not None
+        schema = entry.schema
+        if entry.exact or not entry.orjson or schema.type is not SchemaType.STRUCT or not schema.field_list:
+            return None
+        read = entry.columns_fn
+        if read is None:
+            read = entry.columns_fn = self._codec.to_columns_fn(schema)
+        start = len(prefix)
+        try:
+            payloads = [v[start:-1] for v in values if v[-1] == _CLOSE and v.startswith(prefix)]  # type: ignore[index,union-attr]
+            if len(payloads) != len(values):
+                return None
+            # parsed lazily: each object is freed once its fields are read, so the batch never holds
+            # hundreds of dicts at once (each would count towards, and be walked by, the cyclic GC)
+            columns: list[list[Any]] = read(map(_orjson_loads, payloads))
+        except Exception:  # to_connect_data decides, value by value, as without this method
+            return None
+        return schema, columns
 
     def _to_connect_slow(self, value: bytes) -> SchemaAndValue:
         envelope = _loads(value)

@@ -45,7 +45,7 @@ from seaway.connect.api import (
     TopicPartition,
 )
 from seaway.connect.api.records import new_sink_record
-from seaway.connect.converters import ByteArrayConverter, StringConverter
+from seaway.connect.converters import ByteArrayConverter, JsonConverter, StringConverter
 from seaway.connect.runtime.config_providers import REDACTOR
 from seaway.connect.runtime.errors import RawRecord, Stage, WorkerErrantRecordReporter
 from seaway.connect.runtime.herder import ConnectorTaskId, TargetState
@@ -137,6 +137,9 @@ class WorkerSinkTask(WorkerTask):
         # whether polls become SinkRecordBatches (convert_columns)
         self._columnar = (not setup.chain and type(setup.value_converter) in (StringConverter, ByteArrayConverter)
                           and type(setup.key_converter) in _BUILTIN)
+        # whether polls may become SinkRecordBatches of value columns (convert_json_columns)
+        self._json_columns = (not setup.chain and type(setup.value_converter) is JsonConverter
+                              and type(setup.key_converter) in _BUILTIN)
         # incremental (cooperative) rebalancing: assignments in callbacks are deltas
         strategy = str(consumer_config.get("partition.assignment.strategy", ""))
         self._cooperative = ("cooperative" in strategy
@@ -294,7 +297,89 @@ class WorkerSinkTask(WorkerTask):
             batch = self.convert_columns(messages)
             if batch is not None:
                 return batch
+        elif self._json_columns:
+            batch = self.convert_json_columns(messages)
+            if batch is not None:
+                return batch
         return self.convert_messages(messages)
+
+    def convert_json_columns(self, messages: list[Any]) -> SinkRecordBatch | None:
+        """Messages to a :class:`SinkRecordBatch` whose values are columns, or None to take the record path.
+
+        Only for connectors without SMTs whose value converter is JsonConverter (``_json_columns``)
+        and only when :meth:`JsonConverter.to_connect_columns` takes the whole poll (one STRUCT
+        schema, nothing unusual): then no Struct and no SinkRecord is built unless the task asks
+        for them, and a task reading :meth:`SinkRecordBatch.record_value_columns` gets each
+        field's values as one list. A message with headers or a null value, a key the key
+        converter refuses, or a value the columns cannot take sends the whole poll down
+        :meth:`convert_messages`, which converts (and reports errors) exactly as before.
+        """
+        setup = self.setup
+        key_converter = setup.key_converter
+        key_conv = key_converter.to_connect_data
+        null_key = key_conv("", None)
+        key_encoding = key_converter.encoding if type(key_converter) is StringConverter else None
+        string_schema: Schema | None = Schema.OPTIONAL_STRING_SCHEMA
+        topics: list[str] = []
+        partitions: list[int] = []
+        offsets: list[int] = []
+        ts_codes: list[int] = []  # two lists of ints, not a tuple per message: ints are no work for the GC
+        stamps: list[int] = []
+        key_schemas: list[Schema | None] = []
+        keys: list[Any] = []
+        raw_values: list[bytes] = []
+        last = self._batch_offsets
+        runs: dict[tuple[str, int], int] = {}
+        try:
+            for msg in messages:
+                if msg.error() is not None:
+                    _check_consumer_error(msg, self.id, self._errors_logged)
+                    continue
+                raw = msg.value()
+                if raw is None or msg.headers():
+                    return None
+                topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+                key = msg.key()
+                if key is None:
+                    key_schema, key = null_key.schema, null_key.value
+                elif key_encoding is not None:
+                    key_schema, key = string_schema, key.decode(key_encoding)
+                else:
+                    converted = key_conv(topic, key)
+                    key_schema, key = converted.schema, converted.value
+                topics.append(topic)
+                partitions.append(partition)
+                offsets.append(offset)
+                ts_type, ts = msg.timestamp()
+                ts_codes.append(ts_type)
+                stamps.append(ts)
+                key_schemas.append(key_schema)
+                keys.append(key)
+                raw_values.append(raw)
+                runs[topic, partition] = offset
+        except Exception:  # the record path converts (and reports) this poll
+            return None
+        if not raw_values:
+            return None
+        converter = setup.value_converter
+        assert isinstance(converter, JsonConverter)
+        columns = converter.to_connect_columns(topics[0], raw_values)
+        if columns is None:
+            return None
+        last.update(runs)
+        schema = columns[0]
+        ts_types, make = _TS_TYPE_BY_CODE, new_sink_record
+        batch: SinkRecordBatch
+
+        def build() -> list[SinkRecord]:
+            return [make(topic, partition, key_schema, key, schema, value, offset, ts if ts_type else None,
+                         ts_types[ts_type], None)
+                    for topic, partition, offset, ts_type, ts, key_schema, key, value
+                    in zip(topics, partitions, offsets, ts_codes, stamps, key_schemas, keys, batch.record_values(),
+                           strict=True)]
+
+        batch = SinkRecordBatch(None, keys, build, value_columns=columns, positions=(topics, partitions, offsets))
+        return batch
 
     def convert_columns(self, messages: list[Any]) -> SinkRecordBatch | None:
         """Messages to a :class:`SinkRecordBatch` (no SinkRecord built), or None to take the record path.

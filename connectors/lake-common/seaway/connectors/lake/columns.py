@@ -159,6 +159,9 @@ class ValueColumns:
     schema: Schema | None
     fields: tuple[pa.Field, ...]
     build: Callable[[Sequence[Any]], list[pa.Array]]
+    #: STRUCT schemas only: the arrays of values given as one list per field (each Struct's values,
+    #: as :meth:`SinkRecordBatch.record_value_columns` gives them); what ``build`` makes of their Structs
+    build_columns: Callable[[Sequence[Sequence[Any]]], list[pa.Array]] | None = None
 
 
 @functools.lru_cache(maxsize=256)
@@ -184,7 +187,10 @@ def value_columns(schema: Schema | None) -> ValueColumns:
             return [pa.array([], type=t) for t, _, _ in plan]
         columns = zip(*rows, strict=True)
         return [_column(col, t, conv, default) for col, (t, conv, default) in zip(columns, plan, strict=True)]
-    return ValueColumns(schema, fields, structs)
+
+    def from_columns(columns: Sequence[Sequence[Any]]) -> list[pa.Array]:
+        return [_column(col, t, conv, default) for col, (t, conv, default) in zip(columns, plan, strict=True)]
+    return ValueColumns(schema, fields, structs, from_columns)
 
 
 def metadata_fields() -> list[pa.Field]:

@@ -112,9 +112,17 @@ class Partitioner(abc.ABC):
         """The time ``rotate.interval.ms`` measures (Kafka's record timestamp unless time-based)."""
         return record.timestamp
 
+    def partition_folder(self, topic: str, partition: int) -> str | None:
+        """The folder of every record of ``topic``-``partition`` (no SMT renamed it), or ``None``
+        when it depends on the record (then only ``encode`` can tell)."""
+        return None
+
 
 class DefaultPartitioner(Partitioner):
     """``topic=<topic>/partition=<kafka partition>``."""
+
+    def partition_folder(self, topic: str, partition: int) -> str | None:
+        return f"{self.topic_folder(topic)}/partition={partition}"
 
     def encode(self, record: SinkRecord) -> str:
         return f"{self.topic_folder(record.topic)}/partition={record.kafka_partition}"

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import datetime
 import zoneinfo
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -89,6 +90,17 @@ class FileSet:
         self.pending.extend(records)
         self.offsets.extend([r.original_kafka_offset for r in records])
         self.folders.extend(folders)
+
+    def extend_columns(self, offsets: Sequence[int], folder: str, columns: Sequence[Sequence[Any]]) -> None:
+        """Add records given as their STRUCT values' field columns (all in ``folder``; no metadata
+        columns): converted to one Arrow record batch at once, as :meth:`seal` converts records."""
+        self.seal()  # records added before these come first
+        assert not self.include_metadata, "metadata columns need the records"
+        plan = value_columns(self.schema)
+        assert plan.build_columns is not None, "value columns need a STRUCT schema"
+        self.offsets.extend(offsets)
+        self.folders.extend([folder] * len(offsets))
+        self.chunks.append(pa.RecordBatch.from_arrays(plan.build_columns(columns), schema=pa.schema(plan.fields)))
 
     def seal(self) -> None:
         """Convert the records added since the last seal into one Arrow record batch."""
@@ -190,6 +202,39 @@ class PartitionBuffer:
             file_set.seal()
         if self.open is not None:
             self.open.seal()
+        return closed
+
+    def add_columns(self, schema: Schema, offsets: Sequence[int], columns: Sequence[Sequence[Any]], now_ms: int,
+                    records: Callable[[], Sequence[SinkRecord]]) -> list[FileSet]:
+        """``add`` for records given as columns (a :class:`SinkRecordBatch`'s ``record_value_columns``:
+        non-null Structs of ``schema``, in offset order); the same sets, without a SinkRecord.
+
+        Columns fit when only ``flush.size`` can cut (no ``rotate.interval.ms``), the folder
+        does not depend on the record, no metadata column is wanted, the open set has this
+        schema and no record is below the committed offset; otherwise the records (built by
+        ``records()``) go through :meth:`add`.
+        """
+        config, current = self.config, self.open
+        folder = self.partitioner.partition_folder(self.tp.topic, self.tp.partition)
+        if folder is None or config.rotate_interval_ms > 0 or config.include_kafka_metadata \
+                or (current is not None and current.schema is not schema and current.schema != schema) \
+                or (self.committed is not None and offsets and min(offsets) < self.committed) \
+                or value_columns(schema).build_columns is None:
+            return self.add(records(), now_ms)
+        closed: list[FileSet] = []
+        flush_size, count, pos = config.flush_size, len(offsets), 0
+        while pos < count:
+            if current is None:
+                current = self._new_set(schema, now_ms)
+            stop = pos + min(max(flush_size - len(current), 1), count - pos)
+            whole = pos == 0 and stop == count
+            current.extend_columns(offsets if whole else offsets[pos:stop], folder,
+                                   columns if whole else [column[pos:stop] for column in columns])
+            pos = stop
+            if len(current) >= flush_size:
+                closed.append(current)
+                current = None
+        self.open = current
         return closed
 
     def _add_each(self, records: Sequence[SinkRecord], folders: list[str], now_ms: int) -> list[FileSet]:

@@ -33,9 +33,9 @@ import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Protocol
+from typing import Any, Protocol
 
-from seaway.connect.api import OffsetAndMetadata, SinkRecord, SinkTask, TopicPartition
+from seaway.connect.api import OffsetAndMetadata, Schema, SinkRecord, SinkRecordBatch, SinkTask, TopicPartition
 from seaway.connectors.lake.commit_log import CommitEntry, CommitLog
 from seaway.connectors.lake.config import StorageConfig
 from seaway.connectors.lake.partitioner import Partitioner, make_partitioner
@@ -62,6 +62,10 @@ class LakeSinkTask(SinkTask):
 
     #: name prefix of the writer thread (shows in thread dumps)
     writer_thread_name = "lake-sink-writer"
+    #: whether ``put`` may take a :class:`SinkRecordBatch`'s value columns (no SinkRecord built). Such
+    #: a batch holds no null value and skips ``filter_records``: a sink whose filter may drop or
+    #: refuse a record with a value sets this False.
+    accepts_value_columns = True
 
     def __init__(self) -> None:
         self.storage: StorageConfig | None = None
@@ -118,15 +122,18 @@ class LakeSinkTask(SinkTask):
             due = buffer.due(now_ms)
             if due is not None:
                 closed.append(due)
-        # a poll returns each partition's records in runs: group runs, not records
-        by_tp: dict[tuple[str, int | None], list[SinkRecord]] = {}
-        for key, run in itertools.groupby(self.filter_records(records), _CONSUMED_AT):
-            by_tp.setdefault(key, []).extend(run)
-        for (topic, partition), batch in by_tp.items():
-            tp = TopicPartition(topic, partition or 0)
-            if tp not in self.buffers:  # not opened through open(): recover now; records below the lake drop
-                self.open([tp])
-            closed += self.buffers[tp].add(batch, now_ms)
+        columns = (records.record_value_columns()
+                   if self.accepts_value_columns and type(records) is SinkRecordBatch else None)
+        if columns is not None:
+            assert isinstance(records, SinkRecordBatch)
+            closed += self._add_columns(records, columns[0], columns[1], now_ms)
+        else:
+            # a poll returns each partition's records in runs: group runs, not records
+            by_tp: dict[tuple[str, int | None], list[SinkRecord]] = {}
+            for key, run in itertools.groupby(self.filter_records(records), _CONSUMED_AT):
+                by_tp.setdefault(key, []).extend(run)
+            for (topic, partition), batch in by_tp.items():
+                closed += self._buffer(topic, partition or 0).add(batch, now_ms)
         with self._queue_lock:
             for file_set in closed:
                 self._queued.append(file_set)
@@ -134,6 +141,31 @@ class LakeSinkTask(SinkTask):
             backlog = self._queued_records
         assert self.storage is not None
         self._pump(wait=backlog > self.storage.flush_size * max(len(self.buffers), 1))
+
+    def _buffer(self, topic: str, partition: int) -> PartitionBuffer:
+        tp = TopicPartition(topic, partition)
+        if tp not in self.buffers:  # not opened through open(): recover now; records below the lake drop
+            self.open([tp])
+        return self.buffers[tp]
+
+    def _add_columns(self, batch: SinkRecordBatch, schema: Schema, values: list[list[Any]],
+                     now_ms: int) -> list[FileSet]:
+        """``put``'s work for a batch of value columns: each run of one partition's records, sliced."""
+        topics, partitions, offsets = batch.record_positions()
+        closed: list[FileSet] = []
+        count, start = len(offsets), 0
+        for end in range(1, count + 1):
+            if end < count and partitions[end] == partitions[start] and topics[end] == topics[start]:
+                continue
+            whole = start == 0 and end == count
+
+            def records(lo: int = start, hi: int = end) -> list[SinkRecord]:
+                return batch.records()[lo:hi]
+            closed += self._buffer(topics[start], partitions[start]).add_columns(
+                schema, offsets if whole else offsets[start:end],
+                values if whole else [column[start:end] for column in values], now_ms, records)
+            start = end
+        return closed
 
     def _pump(self, wait: bool) -> None:
         """Collect the write loop if it is done (or ``wait`` for it), then start one for queued sets."""
