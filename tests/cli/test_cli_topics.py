@@ -55,6 +55,22 @@ def test_topics_errors_are_one_line(shared_broker: BrokerProcess, topic_name: st
     assert seaway("topics", "delete", topic_name + "-nope", "--if-exists", *b).returncode == 0
 
 
+def test_kafka_topics_sh_options_work(shared_broker: BrokerProcess, topic_name: str) -> None:
+    """Commands copied from Kafka's docs (``--create --topic T``) were refused ("invalid choice")."""
+    b = ["--bootstrap-server", shared_broker.bootstrap]
+    created = seaway("topics", *b, "--create", "--topic", topic_name, "--partitions", "2", "--replication-factor",
+                     "1", "--config", "retention.ms=60000")
+    assert (created.returncode, created.stdout, created.stderr) == (0, f"Created topic {topic_name}.\n".encode(), b"")
+    described = seaway("topics", *b, "--describe", f"--topic={topic_name}").stdout.decode().splitlines()
+    assert described[0].split("\t")[:2] == [f"Topic: {topic_name}", "PartitionCount: 2"]
+    assert topic_name in seaway("topics", "--list", *b).stdout.decode().splitlines()
+    two = seaway("topics", *b, "--create", "--list")
+    assert (two.returncode, two.stderr.decode()) == (1, "Error: Command must include exactly one action: --list, "
+                                                        "--describe, --create, --alter or --delete\n")
+    deleted = seaway("topics", *b, "--delete", "--topic", topic_name)
+    assert (deleted.returncode, deleted.stdout) == (0, f"Deleted topic {topic_name}.\n".encode())
+
+
 def test_command_config_and_unreachable_cluster(shared_broker: BrokerProcess, tmp_path: Path,
                                                 topic_name: str) -> None:
     props = tmp_path / "client.properties"

@@ -200,6 +200,13 @@ def test_reset_offsets_refused_while_active_then_moves(shared_broker: BrokerProc
                       "--shift-by", "5", "--execute")
     assert rc == 0, err
     assert _committed(admin, group) == {0: 5, 1: 10}  # 7 + 5 is past the end: kept at 10, as Kafka does
+    # ... with Kafka's warning (it was silent)
+    assert err == (f"WARN New offset (12) is higher than latest offset for topic partition {topic}-1. "
+                   "Value will be set to 10\n")
+    rc, _, err = _run("reset-offsets", "--bootstrap-server", bootstrap, "--group", group, "--topic", f"{topic}:0",
+                      "--to-offset", "-4", "--dry-run")
+    assert rc == 0 and err == (f"WARN New offset (-4) is lower than earliest offset for topic partition {topic}-0. "
+                               "Value will be set to 0\n")
 
     rc, _, err = _run("reset-offsets", "--bootstrap-server", bootstrap, "--group", group, "--all-topics",
                       "--to-datetime", "2000-01-01T00:00:00.000", "--execute")
@@ -257,6 +264,9 @@ def test_usage_errors_are_one_line(shared_broker: BrokerProcess, group: str) -> 
     assert rc == 1 and err.startswith("Error: Error parsing timestamp") and len(err.strip().splitlines()) == 1
     rc, _, err = _run("describe", "--bootstrap-server", bootstrap)
     assert rc == 1 and "--all-groups, --group" in err
+    rc, _, err = _run("--list", "--describe", "--bootstrap-server", bootstrap)  # was argparse's "invalid choice"
+    assert (rc, err) == (1, "Error: Command must include exactly one action: --list, --describe, --delete, "
+                            "--reset-offsets, --delete-offsets\n")
     rc, _, err = _run("list", "--bootstrap-server", bootstrap, "--state", "sleepy")
     assert rc == 1 and "Invalid state list 'sleepy'" in err
     rc, _, err = _run("list", "--bootstrap-server", "127.0.0.1:1", "--timeout", "1500")
@@ -305,6 +315,9 @@ def test_reset_offsets_from_file(shared_broker: BrokerProcess, topic: str, group
     rc, _, err = _run("reset-offsets", "--bootstrap-server", bootstrap, "--group", group, "--from-file", str(plan),
                       "--execute")
     assert rc == 1 and "expected group,topic,partition,offset" in err
+    plan.write_bytes(b"\xff\xfe,0,1\n")  # the codec's message alone did not say which file
+    rc, _, err = _run("reset-offsets", "--bootstrap-server", bootstrap, "--group", group, "--from-file", str(plan))
+    assert (rc, err) == (1, f"Error: --from-file {plan}: not UTF-8 text (byte 0)\n")
 
 
 def test_delete_offsets(shared_broker: BrokerProcess, topic: str, group: str,

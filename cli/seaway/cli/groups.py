@@ -163,8 +163,11 @@ def _normalise(argv: list[str]) -> list[str]:
     if argv and not argv[0].startswith("-"):
         return argv
     found = [a for a in argv if a in _ACTIONS]
-    if len(found) != 1:
+    if not found:
         return argv  # argparse then asks for a subcommand
+    if len(found) > 1:
+        raise CliError("Command must include exactly one action: --list, --describe, --delete, --reset-offsets, "
+                       "--delete-offsets")
     rest = list(argv)
     rest.remove(found[0])
     return [_ACTIONS[found[0]], *rest]
@@ -583,9 +586,14 @@ def _plan(cluster: _Cluster, group: str, args: argparse.Namespace,
         ends = cluster.offsets(requested, _spec("latest"))
         out: dict[tuple[str, int], int] = {}
         for key, offset in requested.items():
+            # Kafka's checkOffsetsRange warns, so that a clamped --shift-by/--to-offset is no surprise
             if key in ends and offset > ends[key]:
+                print(f"WARN New offset ({offset}) is higher than latest offset for topic partition "
+                      f"{key[0]}-{key[1]}. Value will be set to {ends[key]}", file=sys.stderr)
                 offset = ends[key]
             elif key in starts and offset < starts[key]:
+                print(f"WARN New offset ({offset}) is lower than earliest offset for topic partition "
+                      f"{key[0]}-{key[1]}. Value will be set to {starts[key]}", file=sys.stderr)
                 offset = starts[key]
             out[key] = offset
         return out
@@ -648,6 +656,8 @@ def _file_plan(args: argparse.Namespace) -> dict[str, dict[tuple[str, int], int]
             text = f.read()
     except OSError as exc:
         raise CliError(f"--from-file {args.from_file}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:  # named, instead of the codec's message alone
+        raise CliError(f"--from-file {args.from_file}: not UTF-8 text (byte {exc.start})") from None
     return parse_reset_plan(text, args.group)
 
 
@@ -848,7 +858,12 @@ _COMMANDS: dict[str, Callable[[_Cluster, argparse.Namespace], int]] = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(_normalise(list(sys.argv[1:] if argv is None else argv)))
+    try:
+        given = _normalise(list(sys.argv[1:] if argv is None else argv))
+    except CliError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    args = _parser().parse_args(given)
     if args.timeout <= 0:
         print("Error: --timeout must be > 0 (milliseconds)", file=sys.stderr)
         return 2

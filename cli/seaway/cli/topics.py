@@ -305,7 +305,8 @@ Command = Callable[[AdminClient, argparse.Namespace], Any]
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="seaway topics", description="Manage Kafka topics.")
+    parser = argparse.ArgumentParser(prog="seaway topics", description="Manage Kafka topics (kafka-topics.sh's "
+                                     "'--create --topic T' etc. also work in place of the subcommand).")
     add_connection_options(parser)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     shared = argparse.ArgumentParser(add_help=False)
@@ -346,8 +347,44 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# kafka-topics.sh's action options and the subcommand each one is
+_ACTIONS = {"--create": "create", "--list": "list", "--describe": "describe", "--delete": "delete"}
+
+
+def _normalise(argv: list[str]) -> list[str]:
+    """kafka-topics.sh's ``--create --topic t --partitions 3`` -> ``create t --partitions 3``, so
+    commands copied from Kafka's docs work; the subcommand form is left as it is."""
+    if (argv and not argv[0].startswith("-")) or not any(a in _ACTIONS or a == "--alter" for a in argv):
+        return argv
+    found = [a for a in argv if a in _ACTIONS or a == "--alter"]
+    if len(found) != 1:
+        raise CliError("Command must include exactly one action: --list, --describe, --create, --alter or --delete")
+    if found[0] == "--alter":
+        raise CliError("--alter (changing the partition count) is not supported; for topic configs use: "
+                       "seaway topics alter-config TOPIC --add-config K=V")
+    rest: list[str] = []
+    names: list[str] = []
+    items = iter(a for a in argv if a != found[0])
+    for arg in items:
+        if arg == "--topic":
+            name = next(items, None)
+            if name is None:
+                raise CliError("Option --topic requires an argument")
+            names.append(name)
+        elif arg.startswith("--topic="):
+            names.append(arg[len("--topic="):])
+        else:
+            rest.append(arg)
+    return [_ACTIONS[found[0]], *names, *rest]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        given = _normalise(list(sys.argv[1:] if argv is None else argv))
+    except CliError as exc:
+        print(f"Error: {exc}", file=sys.stderr)
+        return 1
+    args = _parser().parse_args(given)
     func: Command = args.func
     try:
         admin = AdminClient(client_config(args))

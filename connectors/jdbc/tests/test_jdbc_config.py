@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+from pathlib import Path
 
 import pytest
 from seaway.connect.api import ConfigError
@@ -35,6 +36,29 @@ def test_credentials_override_the_url_and_stay_hidden() -> None:
     url = to_sqlalchemy_url("jdbc:postgresql://h/db?user=a&password=b", "alice", "s3cret!")
     assert (url.username, url.password) == ("alice", "s3cret!")
     assert "s3cret" not in describe(url)
+
+
+def test_sqlite_opens_with_credentials_in_the_config(tmp_path: Path) -> None:
+    """SQLite's JDBC driver ignores connection.user/password; SQLAlchemy refused the URL ("Invalid
+    SQLite URL"), so a Confluent config carrying them failed its connector at start."""
+    from sqlalchemy import create_engine, text
+
+    url = to_sqlalchemy_url(f"jdbc:sqlite:{tmp_path}/x.db", "bob", "s3cret!")
+    assert (url.username, url.password) == (None, None)
+    engine = create_engine(url)
+    with engine.connect() as conn:
+        assert conn.execute(text("select 1")).scalar() == 1
+    engine.dispose()
+
+
+@pytest.mark.parametrize("url", ["jdbc:nope://h/db?user=u&password=s3cret!", "jdbc:postgresql://h:x/db?password=s3cret!",
+                                 "nope://h/db?Password=s3cret!&user=u"])
+def test_a_password_in_the_url_query_stays_out_of_errors(url: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        to_sqlalchemy_url(url)
+    assert "connection.url" in str(info.value)
+    assert "s3cret" not in str(info.value)
+    assert "s3cret" not in describe(to_sqlalchemy_url("postgresql://h/db?password=s3cret!&sslmode=require"))
 
 
 @pytest.mark.parametrize("bad", ["jdbc:oracle:thin:@h:1521:x", "jdbc:postgresql:h/db", "mssql://h/db", "nonsense"])

@@ -212,6 +212,35 @@ async def test_sink_offsets_are_not_reported_altered_while_the_group_still_has_a
     assert (await api.get("/connectors/zsnk/offsets")).json()["offsets"][0]["offset"] == {"kafka_offset": 1}
 
 
+async def test_sink_offsets_kafka_refuses_to_parse_are_a_400(api: httpx.AsyncClient, fast_broker: BrokerProcess,
+                                                             tmp_path: Path, topic_name: str) -> None:
+    """Offsets Kafka's parseInt/parseLong refuse (floats, past the Java type) and partitions that do
+    not exist are the request's fault: they answered 500 ("int too big to convert", the admin
+    client's UNKNOWN_TOPIC_OR_PART)."""
+    create_topic(fast_broker.bootstrap, topic_name)
+    created = await api.post("/connectors", json={"name": "bsnk", "initial_state": "STOPPED", "config": {
+        "connector.class": "FileStreamSink", "file": str(tmp_path / "out.txt"), "topics": topic_name}})
+    assert created.status_code == 201, created.text
+    await wait_state(api, "bsnk", "STOPPED", [])
+
+    def patch(topic: Any, partition: Any, offset: Any) -> dict[str, Any]:
+        return {"offsets": [{"partition": {"kafka_topic": topic, "kafka_partition": partition},
+                             "offset": {"kafka_offset": offset}}]}
+
+    for partition, offset, what in [(0, 1e30, "offset"), (0, 5.0, "offset"), (0, 2**63, "offset"),
+                                    (0, "1_000", "offset"), (2**31, 1, "partition"),
+                                    (99999999999999999999, 1, "partition")]:
+        answer = await api.patch("/connectors/bsnk/offsets", json=patch(topic_name, partition, offset))
+        assert answer.status_code == 400, (partition, offset, answer.text)
+        assert answer.json()["message"].startswith(f"Failed to parse the following Kafka {what} value"), answer.text
+    for topic, partition in [(f"nope-{topic_name}", 0), (topic_name, 7)]:
+        answer = await api.patch("/connectors/bsnk/offsets", json=patch(topic, partition, 1))
+        assert answer.status_code == 400, answer.text
+        assert f"topic partition {topic}-{partition} does not exist" in answer.json()["message"]
+    fine = await api.patch("/connectors/bsnk/offsets", json=patch(topic_name, "0", "+0"))  # Java parses these
+    assert fine.status_code == 200, fine.text
+
+
 async def test_plugins_validation_and_invalid_configs(api: httpx.AsyncClient) -> None:
     plugins = (await api.get("/connector-plugins")).json()
     classes = {p["class"]: p for p in plugins}

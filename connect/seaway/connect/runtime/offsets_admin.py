@@ -14,6 +14,7 @@ PATCH with ``"offset": null`` is rejected; ``DELETE`` (reset all) deletes the gr
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -77,15 +78,19 @@ def _message(altered_by_connector: bool, verb: str) -> str:
             "the connector uses.")
 
 
+_JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
+_LIMITS = {"partition": 2**31 - 1, "offset": 2**63 - 1}  # Integer.parseInt / Long.parseLong
+
+
 def _as_int(value: Any, key: str, what: str) -> int:
-    if isinstance(value, bool):
+    """Kafka's ``SinkUtils`` parse: ``parseInt``/``parseLong`` of the value's text, so a JSON float
+    (``5.0``, ``1e30``) or a number past the Java type is the 400 Kafka gives, not a 500 from the
+    admin client later."""
+    text = str(value)
+    if isinstance(value, (bool, float)) or not _JAVA_INTEGER.fullmatch(text) or abs(int(text)) > _LIMITS[what]:
         raise BadRequestError(f"Failed to parse the following Kafka {what} value in the provided offsets: "
                               f"'{value}'. The '{key}' key must have an integer value.")
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise BadRequestError(f"Failed to parse the following Kafka {what} value in the provided offsets: "
-                              f"'{value}'. The '{key}' key must have an integer value.") from None
+    number = int(text)
     if number < 0:
         raise BadRequestError(f"Kafka {what}s must be greater than or equal to 0")
     return number
@@ -96,6 +101,9 @@ def _alter_group_offsets(admin: AdminClient, request: ConsumerGroupTopicPartitio
     so a commit refused because the group still has members would otherwise look like success)."""
     result = admin.alter_consumer_group_offsets([request])[request.group_id].result(30)
     for tp in result.topic_partitions or []:
+        if tp.error is not None and tp.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+            raise BadRequestError(f"Failed to alter consumer group offsets: topic partition {tp.topic}-{tp.partition} "
+                                  "does not exist")  # the request's fault: a 400, not Kafka's 500
         if tp.error is not None:
             raise KafkaException(tp.error)
 

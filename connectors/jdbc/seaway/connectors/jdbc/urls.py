@@ -22,6 +22,7 @@ that may reach a log line or an error message.
 from __future__ import annotations
 
 import logging
+import re
 from urllib.parse import parse_qsl, urlsplit
 
 from seaway.connect.api import ConfigError
@@ -38,6 +39,7 @@ CONNECTION_URL = "connection.url"
 _DRIVERS = {"postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg", "mysql": "mysql+pymysql",
             "mariadb": "mysql+pymysql", "sqlite": "sqlite"}
 _SUPPORTED_BACKENDS = ("postgresql", "mysql", "mariadb", "sqlite")
+_QUERY_SECRET = re.compile(r"([?&;](?:[^=&;]*password|pwd|passwd)=)[^&;]*", re.IGNORECASE)
 
 
 def _invalid(url: str, why: str) -> ConfigError:
@@ -55,8 +57,9 @@ def describe_raw(url: str) -> str:
 
 
 def describe(url: URL) -> str:
-    """The URL with the password hidden (for logs and messages)."""
-    return url.render_as_string(hide_password=True)
+    """The URL with the password hidden (for logs and messages): the user-info one and any query
+    parameter naming one (``?password=...``, which a SQLAlchemy URL keeps as a plain parameter)."""
+    return _QUERY_SECRET.sub(r"\1***", url.render_as_string(hide_password=True))
 
 
 def _translate_jdbc(url: str) -> URL:
@@ -135,6 +138,10 @@ def to_sqlalchemy_url(connection_url: str, user: str | None = None, password: st
             url = url.set(drivername="mysql+pymysql")
         if url.get_backend_name() == "mysql" and "charset" not in url.query:
             url = url.update_query_dict({"charset": "utf8mb4"})
+    if url.get_backend_name() == "sqlite":
+        # SQLite has no accounts: its JDBC driver ignores user and password, so configs that carry
+        # them (Confluent's examples do) must still open the file; SQLAlchemy refuses such a URL.
+        return url.set(username=None, password=None)
     if user:
         url = url.set(username=user)
     if password:
