@@ -71,6 +71,22 @@ def test_kafka_topics_sh_options_work(shared_broker: BrokerProcess, topic_name: 
     assert (deleted.returncode, deleted.stdout) == (0, f"Deleted topic {topic_name}.\n".encode())
 
 
+def test_subcommands_take_kafkas_topic_option(shared_broker: BrokerProcess, topic_name: str) -> None:
+    """``seaway topics create --topic t`` (the subcommand and kafka-topics.sh's --topic) was refused
+    ("unrecognized arguments: --topic")."""
+    b = ["--bootstrap-server", shared_broker.bootstrap]
+    created = seaway("topics", "create", "--topic", topic_name, "--partitions", "2", *b)
+    assert (created.returncode, created.stdout, created.stderr) == (0, f"Created topic {topic_name}.\n".encode(), b"")
+    described = seaway("topics", "describe", f"--topic={topic_name}", *b).stdout.decode().splitlines()
+    assert described[0].split("\t")[:2] == [f"Topic: {topic_name}", "PartitionCount: 2"]
+    altered = seaway("topics", "alter-config", "--topic", topic_name, "--add-config", "retention.ms=60000", *b)
+    assert (altered.returncode, altered.stderr) == (0, b"")
+    no_name = seaway("topics", "create", *b, "--topic")
+    assert (no_name.returncode, no_name.stderr) == (1, b"Error: Option --topic requires an argument\n")
+    deleted = seaway("topics", "delete", "--topic", topic_name, *b)
+    assert (deleted.returncode, deleted.stdout) == (0, f"Deleted topic {topic_name}.\n".encode())
+
+
 def test_command_config_and_unreachable_cluster(shared_broker: BrokerProcess, tmp_path: Path,
                                                 topic_name: str) -> None:
     props = tmp_path / "client.properties"
@@ -85,3 +101,8 @@ def test_command_config_and_unreachable_cluster(shared_broker: BrokerProcess, tm
     assert down.returncode == 1
     lines = down.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: listing topics: _TRANSPORT:")
+    for command in ("create", "delete"):  # create was a TimeoutError traceback (librdkafka's own timeout races ours)
+        down = seaway("topics", command, topic_name, "--bootstrap-server", "127.0.0.1:1", "--timeout", "1")
+        verb = "creating" if command == "create" else "deleting"
+        lines = down.stderr.decode().splitlines()
+        assert down.returncode == 1 and len(lines) == 1 and lines[0].startswith(f"Error: {verb} topic {topic_name}: ")

@@ -212,6 +212,17 @@ def test_reset_offsets_refused_while_active_then_moves(shared_broker: BrokerProc
                       "--to-datetime", "2000-01-01T00:00:00.000", "--execute")
     assert rc == 0, err
     assert _committed(admin, group) == {0: 0, 1: 0}  # every record is younger than 2000
+    # a time after every record: Kafka's getLogTimestampOffsets says "is empty" for any partition without an
+    # offset for the time (not only an empty one) and falls back to the log end; so does Seaway, word for word
+    rc, out, err = _run("reset-offsets", "--bootstrap-server", bootstrap, "--group", group, "--all-topics",
+                        "--to-datetime", "2999-01-01T00:00:00.000", "--execute")
+    assert rc == 0, err
+    for p in (0, 1):
+        warn = f"\nWarn: Partition {p} from topic {topic} is empty. Falling back to latest known offset.\n"
+        assert warn in out.decode()
+    assert _committed(admin, group) == {0: 10, 1: 10}
+    assert _run("reset-offsets", "--bootstrap-server", bootstrap, "--group", group, "--all-topics",
+                "--to-earliest", "--execute")[0] == 0
 
     rc, out, err = _run("reset-offsets", "--bootstrap-server", bootstrap, "--group", group, "--all-topics",
                         "--to-current", "--execute")

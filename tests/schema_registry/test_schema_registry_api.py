@@ -140,13 +140,35 @@ async def test_register_errors(client: httpx.AsyncClient) -> None:
     assert "default" in default_msg.lower()
     err(await post(client, "/subjects/s/versions", {"schema": R1, "schemaType": "PROTOBUF"}), 422, 42201)
     err(await post(client, "/subjects/s/versions", {}), 422, 42201)
-    err(await post(client, "/subjects/s/versions", {"schema": 5}), 422, 422)
+    err(await post(client, "/subjects/s/versions", {"schema": {"type": "int"}}), 422, 422)
     err(await post(client, "/subjects/s/versions", ["schema"]), 422, 422)
     err(await post(client, "/subjects/s/versions", {"schema": R1, "references": "x"}), 422, 422)
     r = await client.post("/subjects/s/versions", content=b"{oops", headers={"Content-Type": CT})
     err(r, 400, 400)
-    err(await client.delete("/subjects/s?permanent=maybe"), 422, 422)
     assert (await client.get("/subjects")).json() == []
+
+
+async def test_input_is_read_as_confluents_jackson_and_jersey_read_it(client: httpx.AsyncClient) -> None:
+    """A scalar schema was 422/422, ``?permanent=maybe`` 422, a huge id 40403; Confluent answers 42201
+    (Jackson makes 5 the text "5", Avro refuses it), reads a flag with Java's ``Boolean.valueOf`` (not
+    "true" is false) and gives Jersey's plain 404 for an id ``Integer.valueOf`` cannot hold."""
+    for scalar in (5, 5.5, True):
+        err(await post(client, "/subjects/s/versions", {"schema": scalar}), 422, 42201)
+        err(await post(client, "/compatibility/subjects/s/versions", {"schema": scalar}), 422, 42201)
+    assert (await post(client, "/subjects/s/versions", {"schema": R1})).json() == {"id": 1}
+    soft = await client.delete("/subjects/s/versions/1?permanent=maybe")  # false: a soft delete
+    assert (soft.status_code, soft.json()) == (200, 1)
+    for flag in ("1", "yes"):  # false too: soft-deleting it again
+        err(await client.delete(f"/subjects/s/versions/1?permanent={flag}"), 404, 40406)
+    assert (await client.get("/subjects/s/versions?deleted=TRUE")).json() == [1]
+    assert (await client.get("/subjects/s/versions?deleted=yes")).status_code == 404
+    assert "maxId" not in (await client.get("/schemas/ids/1?fetchMaxId=maybe")).json()
+    assert (await client.delete("/subjects/s/versions/1?permanent=True")).json() == 1
+    for huge in ("99999999999999999999", "2147483648", "-2147483649"):
+        assert err(await client.get(f"/schemas/ids/{huge}"), 404, 404) == "HTTP 404 Not Found"
+        for tail in ("schema", "subjects", "versions"):
+            err(await client.get(f"/schemas/ids/{huge}/{tail}"), 404, 404)
+    err(await client.get("/schemas/ids/2147483647"), 404, 40403)
 
 
 async def test_incompatible_register_is_409_with_reasons(client: httpx.AsyncClient) -> None:

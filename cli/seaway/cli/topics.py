@@ -190,6 +190,8 @@ def _create(admin: AdminClient, args: argparse.Namespace) -> Any:
         if args.if_not_exists and exists:
             return {"topic": args.name, "created": False} if args.json else None
         raise CliError(f"creating topic {args.name}: {kafka_error_text(exc)}") from None
+    except TimeoutError:
+        raise CliError(f"creating topic {args.name}: no answer from the cluster within {args.timeout:g}s") from None
     if args.json:
         return {"topic": args.name, "created": not args.validate_only, "validate_only": args.validate_only}
     verb = "Validated creation of" if args.validate_only else "Created"
@@ -273,6 +275,8 @@ def _delete(admin: AdminClient, args: argparse.Namespace) -> Any:
             if args.if_exists and missing:
                 continue
             failures.append(f"deleting topic {name}: {kafka_error_text(exc)}")
+        except TimeoutError:
+            failures.append(f"deleting topic {name}: no answer from the cluster within {args.timeout:g}s")
     if not args.json:
         for name in deleted:
             print(f"Deleted topic {name}.")
@@ -351,20 +355,15 @@ def _parser() -> argparse.ArgumentParser:
 _ACTIONS = {"--create": "create", "--list": "list", "--describe": "describe", "--delete": "delete"}
 
 
-def _normalise(argv: list[str]) -> list[str]:
-    """kafka-topics.sh's ``--create --topic t --partitions 3`` -> ``create t --partitions 3``, so
-    commands copied from Kafka's docs work; the subcommand form is left as it is."""
-    if (argv and not argv[0].startswith("-")) or not any(a in _ACTIONS or a == "--alter" for a in argv):
-        return argv
-    found = [a for a in argv if a in _ACTIONS or a == "--alter"]
-    if len(found) != 1:
-        raise CliError("Command must include exactly one action: --list, --describe, --create, --alter or --delete")
-    if found[0] == "--alter":
-        raise CliError("--alter (changing the partition count) is not supported; for topic configs use: "
-                       "seaway topics alter-config TOPIC --add-config K=V")
+# the subcommands that name topics, which also take kafka-topics.sh's --topic for the name
+_NAMED = frozenset({"create", "describe", "delete", "alter-config"})
+
+
+def _take_topics(argv: list[str]) -> tuple[list[str], list[str]]:
+    """``--topic t`` / ``--topic=t`` out of ``argv``: (the names, the other arguments)."""
     rest: list[str] = []
     names: list[str] = []
-    items = iter(a for a in argv if a != found[0])
+    items = iter(argv)
     for arg in items:
         if arg == "--topic":
             name = next(items, None)
@@ -375,6 +374,27 @@ def _normalise(argv: list[str]) -> list[str]:
             names.append(arg[len("--topic="):])
         else:
             rest.append(arg)
+    return names, rest
+
+
+def _normalise(argv: list[str]) -> list[str]:
+    """kafka-topics.sh's ``--create --topic t --partitions 3`` -> ``create t --partitions 3``, so
+    commands copied from Kafka's docs work; in the subcommand form (``create --topic t``) only
+    ``--topic`` becomes the positional name."""
+    if argv and not argv[0].startswith("-"):
+        if argv[0] not in _NAMED:
+            return argv
+        names, rest = _take_topics(argv[1:])
+        return [argv[0], *names, *rest]
+    if not any(a in _ACTIONS or a == "--alter" for a in argv):
+        return argv
+    found = [a for a in argv if a in _ACTIONS or a == "--alter"]
+    if len(found) != 1:
+        raise CliError("Command must include exactly one action: --list, --describe, --create, --alter or --delete")
+    if found[0] == "--alter":
+        raise CliError("--alter (changing the partition count) is not supported; for topic configs use: "
+                       "seaway topics alter-config TOPIC --add-config K=V")
+    names, rest = _take_topics([a for a in argv if a != found[0]])
     return [_ACTIONS[found[0]], *names, *rest]
 
 

@@ -21,11 +21,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Path, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
+from pydantic import BeforeValidator, WithJsonSchema
 from seaway.schema_registry.api.body import decode_json, json_body, read_body
 from seaway.schema_registry.errors import ErrorCode, RegistryError, invalid_schema
 from seaway.schema_registry.schemas import SCHEMA_TYPE_AVRO, SchemaReference
@@ -36,6 +37,9 @@ from starlette.routing import compile_path
 
 __all__ = [
     "CONTENT_TYPE",
+    "FLAG_SCHEMA",
+    "Flag",
+    "JavaInt",
     "RegistryJSONResponse",
     "ResponseCache",
     "get_service",
@@ -116,38 +120,53 @@ def response_cache(request: Request) -> ResponseCache:
     return cache
 
 
-_TRUE = frozenset({"1", "on", "t", "true", "y", "yes"})
-_FALSE = frozenset({"0", "off", "f", "false", "n", "no"})
+JAVA_INT_MIN, JAVA_INT_MAX = -(2**31), 2**31 - 1
+
+
+def java_boolean(value: Any) -> Any:
+    """Java's ``Boolean.valueOf(String)``: true for "true" in any case, false for anything else.
+
+    Confluent's resources take their flags as ``@QueryParam boolean``, which Jersey converts
+    with ``Boolean.valueOf``: ``?permanent=maybe`` (or ``=1``, ``=yes``) is false, never an error.
+    """
+    return value.lower() == "true" if isinstance(value, str) else value
+
+
+FLAG_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "description": 'true if "true" in any case, false for any other value (Java\'s Boolean.valueOf)',
+}
+
+Flag = Annotated[bool, BeforeValidator(java_boolean), WithJsonSchema(FLAG_SCHEMA)]
+"""A boolean query parameter read as Jersey reads Confluent's (:func:`java_boolean`); any text is
+valid, so the OpenAPI document describes it as a string."""
+
+JavaInt = Annotated[int, Path(ge=JAVA_INT_MIN, le=JAVA_INT_MAX)]
+"""An ``Integer`` path parameter: one Java's ``Integer.valueOf`` cannot hold is Jersey's 404."""
 
 
 def query_flag(request: Request, name: str) -> bool:
     """A boolean query parameter (default false), read by hand on the hot endpoints.
 
     Declared parameters cost FastAPI a pydantic validation (and a deep copy of the default)
-    each, per request; this accepts and rejects what those would, with the same 422.
+    each, per request; this reads the value as :data:`Flag` does.
     """
     if not request.scope["query_string"]:
         return False
     raw = request.query_params.get(name)
-    if raw is None:
-        return False
-    if raw.lower() in _TRUE:
-        return True
-    if raw.lower() in _FALSE:
-        return False
-    raise RegistryError(
-        ErrorCode.UNPROCESSABLE_ENTITY,
-        f"Unprocessable entity: query.{name}: Input should be a valid boolean, unable to interpret input",
-    )
+    return raw is not None and raw.lower() == "true"
 
 
 def path_int(request: Request, name: str) -> int:
-    """An integer path parameter; anything else is Jersey's 404, as for declared ones."""
+    """An integer path parameter; anything else, or one outside Java's int, is Jersey's 404."""
     raw: str = request.path_params[name]
     digits = raw[1:] if raw[:1] in ("-", "+") else raw
     if not (digits.isascii() and digits.isdigit()):
         raise StarletteHTTPException(404)
-    return int(raw)
+    number = int(raw)
+    if not JAVA_INT_MIN <= number <= JAVA_INT_MAX:
+        raise StarletteHTTPException(404)
+    return number
 
 
 def query_value(request: Request, name: str) -> str | None:
@@ -211,6 +230,9 @@ def schema_request(body: Any) -> SchemaRequest:
     schema = body.get("schema")
     if schema is None or schema == "":
         raise invalid_schema("Empty schema")
+    if isinstance(schema, (bool, int, float)):
+        # Jackson coerces a scalar to the String field (5 -> "5"), which Avro then refuses: 42201
+        schema = json.dumps(schema)
     if not isinstance(schema, str):
         raise _unprocessable("Field 'schema' must be a string")
     schema_type = body.get("schemaType") or SCHEMA_TYPE_AVRO

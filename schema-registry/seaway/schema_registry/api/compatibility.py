@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
-from seaway.schema_registry.api.common import get_service, json_body, schema_request
+from seaway.schema_registry.api.common import Flag, get_service, json_body, schema_request
 from seaway.schema_registry.compatibility import CompatibilityResult
 from seaway.schema_registry.service import RegistryService, parse_version
 
@@ -26,7 +26,7 @@ def _response(result: CompatibilityResult, verbose: bool) -> dict[str, Any]:
 
 @router.post("/subjects/{subject}/versions/{version}")
 def check_version(
-    subject: str, version: str, service: Service, body: Body, normalize: bool = False, verbose: bool = False
+    subject: str, version: str, service: Service, body: Body, normalize: Flag = False, verbose: Flag = False
 ) -> dict[str, Any]:
     spec = parse_version(version)
     result = service.test_compatibility(subject, spec, schema_request(body), normalize=normalize)
@@ -35,7 +35,7 @@ def check_version(
 
 @router.post("/subjects/{subject}/versions")
 def check_versions(
-    subject: str, service: Service, body: Body, normalize: bool = False, verbose: bool = False
+    subject: str, service: Service, body: Body, normalize: Flag = False, verbose: Flag = False
 ) -> dict[str, Any]:
     result = service.test_compatibility(subject, None, schema_request(body), normalize=normalize)
     return _response(result, verbose)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
-from seaway.schema_registry.api.common import get_service, json_body
+from seaway.schema_registry.api.common import Flag, get_service, json_body
 from seaway.schema_registry.errors import ErrorCode, RegistryError
 from seaway.schema_registry.service import RegistryService
 
@@ -19,7 +19,7 @@ router = APIRouter(prefix="/config", tags=["config"])
 
 Service = Annotated[RegistryService, Depends(get_service)]
 Body = Annotated[Any, Depends(json_body)]
-DefaultToGlobal = Annotated[bool, Query(alias="defaultToGlobal")]
+DefaultToGlobal = Annotated[Flag, Query(alias="defaultToGlobal")]
 
 
 def _update(service: RegistryService, subject: str | None, body: Any) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
-from seaway.schema_registry.api.common import get_service, json_body
+from seaway.schema_registry.api.common import Flag, get_service, json_body
 from seaway.schema_registry.errors import ErrorCode, RegistryError
 from seaway.schema_registry.service import RegistryService
 
@@ -15,7 +15,7 @@ router = APIRouter(prefix="/mode", tags=["mode"])
 
 Service = Annotated[RegistryService, Depends(get_service)]
 Body = Annotated[Any, Depends(json_body)]
-DefaultToGlobal = Annotated[bool, Query(alias="defaultToGlobal")]
+DefaultToGlobal = Annotated[Flag, Query(alias="defaultToGlobal")]
 
 
 def _update(service: RegistryService, subject: str | None, body: Any, force: bool) -> dict[str, str]:
@@ -30,12 +30,12 @@ def get_global_mode(service: Service) -> dict[str, str]:
 
 
 @router.put("")
-def put_global_mode(service: Service, body: Body, force: bool = False) -> dict[str, str]:
+def put_global_mode(service: Service, body: Body, force: Flag = False) -> dict[str, str]:
     return _update(service, None, body, force)
 
 
 @router.delete("")
-def delete_global_mode(service: Service, recursive: bool = False) -> dict[str, str]:
+def delete_global_mode(service: Service, recursive: Flag = False) -> dict[str, str]:
     return {"mode": service.delete_mode(None).value}
 
 
@@ -47,10 +47,10 @@ def get_subject_mode(
 
 
 @router.put("/{subject}")
-def put_subject_mode(subject: str, service: Service, body: Body, force: bool = False) -> dict[str, str]:
+def put_subject_mode(subject: str, service: Service, body: Body, force: Flag = False) -> dict[str, str]:
     return _update(service, subject, body, force)
 
 
 @router.delete("/{subject}")
-def delete_subject_mode(subject: str, service: Service, recursive: bool = False) -> dict[str, Any]:
+def delete_subject_mode(subject: str, service: Service, recursive: Flag = False) -> dict[str, Any]:
     return {"mode": service.delete_mode(subject).value}

@@ -18,7 +18,7 @@ from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from seaway.schema_registry.api.common import CONTENT_TYPE
+from seaway.schema_registry.api.common import CONTENT_TYPE, FLAG_SCHEMA
 
 __all__ = ["OPERATIONS", "Operation", "registry_openapi"]
 
@@ -170,8 +170,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "RegisterSchemaRequest",
         (
             _path("subject", _STR),
-            _query("normalize", _BOOL),
-            _query("deleted", _BOOL),
+            _query("normalize", FLAG_SCHEMA),
+            _query("deleted", FLAG_SCHEMA),
             _query("format", _STR),
         ),
     ),
@@ -190,10 +190,10 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         _ref("SchemaString"),
         _READ,
         parameters=(
-            _path("schema_id", _INT),
+            _path("schema_id", {**_INT, "minimum": -(2**31), "maximum": 2**31 - 1}),
             _query("subject", _STR),
             _query("format", _STR),
-            _query("fetchMaxId", _BOOL),
+            _query("fetchMaxId", FLAG_SCHEMA),
         ),
     ),
     ("GET", "/schemas/ids/{schema_id}/schema"): Operation({}, _READ),

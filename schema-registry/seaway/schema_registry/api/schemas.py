@@ -7,6 +7,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from seaway.schema_registry.api.common import (
+    Flag,
+    JavaInt,
     RegistryJSONResponse,
     get_service,
     needs_parse,
@@ -60,8 +62,8 @@ async def get_schema(request: Request) -> Response:
 def list_schemas(
     service: Service,
     subject_prefix: Annotated[str, Query(alias="subjectPrefix")] = "",
-    deleted: bool = False,
-    latest_only: Annotated[bool, Query(alias="latestOnly")] = False,
+    deleted: Flag = False,
+    latest_only: Annotated[Flag, Query(alias="latestOnly")] = False,
     offset: int = 0,
     limit: int = -1,
 ) -> list[dict[str, Any]]:
@@ -77,17 +79,17 @@ def schema_types() -> list[str]:
 
 @router.get("/ids/{schema_id}/schema")
 def get_raw_schema(
-    schema_id: int, service: Service, subject: str | None = None, format: str | None = None
+    schema_id: JavaInt, service: Service, subject: str | None = None, format: str | None = None
 ) -> Response:
     return raw_schema_response(service, service.get_schema(schema_id), format)
 
 
 @router.get("/ids/{schema_id}/subjects")
 def get_schema_subjects(
-    schema_id: int,
+    schema_id: JavaInt,
     service: Service,
     subject: str | None = None,
-    deleted: bool = False,
+    deleted: Flag = False,
     offset: int = 0,
     limit: int = -1,
 ) -> list[str]:
@@ -99,10 +101,10 @@ def get_schema_subjects(
 
 @router.get("/ids/{schema_id}/versions")
 def get_schema_versions(
-    schema_id: int,
+    schema_id: JavaInt,
     service: Service,
     subject: str | None = None,
-    deleted: bool = False,
+    deleted: Flag = False,
     offset: int = 0,
     limit: int = -1,
 ) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 from seaway.schema_registry.api.common import (
+    Flag,
     RegistryJSONResponse,
     get_service,
     json_body,
@@ -55,8 +56,8 @@ async def lookup(request: Request) -> Response:
 def list_subjects(
     service: Service,
     subject_prefix: Annotated[str, Query(alias="subjectPrefix")] = "",
-    deleted: bool = False,
-    deleted_only: Annotated[bool, Query(alias="deletedOnly")] = False,
+    deleted: Flag = False,
+    deleted_only: Annotated[Flag, Query(alias="deletedOnly")] = False,
     offset: int = 0,
     limit: int = -1,
 ) -> list[str]:
@@ -68,9 +69,9 @@ def list_subjects(
 def list_versions(
     subject: str,
     service: Service,
-    deleted: bool = False,
-    deleted_only: Annotated[bool, Query(alias="deletedOnly")] = False,
-    deleted_as_negative: Annotated[bool, Query(alias="deletedAsNegative")] = False,
+    deleted: Flag = False,
+    deleted_only: Annotated[Flag, Query(alias="deletedOnly")] = False,
+    deleted_as_negative: Annotated[Flag, Query(alias="deletedAsNegative")] = False,
     offset: int = 0,
     limit: int = -1,
 ) -> list[int]:
@@ -88,16 +89,16 @@ def register(
     subject: str,
     service: Service,
     body: Body,
-    normalize: bool = False,
+    normalize: Flag = False,
     format: str | None = None,
-    force: bool = False,
+    force: Flag = False,
 ) -> dict[str, Any]:
     return {"id": service.register(subject, schema_request(body), normalize=normalize)}
 
 
 @router.get("/{subject}/versions/{version}")
 def get_version(
-    subject: str, version: str, service: Service, deleted: bool = False, format: str | None = None
+    subject: str, version: str, service: Service, deleted: Flag = False, format: str | None = None
 ) -> dict[str, Any]:
     return version_json(
         service, service.get_version(subject, parse_version(version), deleted=deleted), format
@@ -106,7 +107,7 @@ def get_version(
 
 @router.get("/{subject}/versions/{version}/schema")
 def get_version_schema(
-    subject: str, version: str, service: Service, deleted: bool = False, format: str | None = None
+    subject: str, version: str, service: Service, deleted: Flag = False, format: str | None = None
 ) -> Response:
     sv = service.get_version(subject, parse_version(version), deleted=deleted)
     return raw_schema_response(service, sv.stored, format)
@@ -120,10 +121,10 @@ def referenced_by(
 
 
 @router.delete("/{subject}")
-def delete_subject(subject: str, service: Service, permanent: bool = False) -> list[int]:
+def delete_subject(subject: str, service: Service, permanent: Flag = False) -> list[int]:
     return service.delete_subject(subject, permanent=permanent)
 
 
 @router.delete("/{subject}/versions/{version}")
-def delete_version(subject: str, version: str, service: Service, permanent: bool = False) -> int:
+def delete_version(subject: str, version: str, service: Service, permanent: Flag = False) -> int:
     return service.delete_version(subject, parse_version(version), permanent=permanent)
