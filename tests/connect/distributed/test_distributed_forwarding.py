@@ -102,6 +102,7 @@ def _writes_on_a_follower_match_writes_on_the_leader(cluster: list[WorkerProcess
             ("WAIT", name, None),
             ("POST", f"/connectors/{name}/restart", None),
             ("POST", f"/connectors/{name}/tasks/1/restart", None),
+            ("WAIT", name, None),  # a restarted task is UNASSIGNED until it runs again: let it settle
             ("POST", f"/connectors/{name}/restart?includeTasks=true&onlyFailed=true", None),
             ("PUT", f"/connectors/{name}/pause", None),
             ("PUT", f"/connectors/{name}/resume", None),

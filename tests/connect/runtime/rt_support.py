@@ -137,6 +137,51 @@ class BatchCounterConnector(CounterConnector):
         return BatchCounterTask
 
 
+class TickerTask(SourceTask):
+    """Emits ``tick-<n>`` every 20 ms to the topic its task config names, until stopped."""
+
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.topic = props["topic"]
+        self.n = 0
+        self._stop = threading.Event()
+
+    def poll(self) -> list[SourceRecord] | None:
+        if self._stop.wait(0.02):
+            return None
+        self.n += 1
+        return [SourceRecord({"ticker": self.topic}, {"n": self.n}, self.topic,
+                             value_schema=Schema.STRING_SCHEMA, value=f"tick-{self.n}")]
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+class TickerConnector(SourceConnector):
+    """Hands its task only the topic (as connectors that split work often do): a change to the
+    rest of its config (converters, transforms) leaves the task configs equal."""
+
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.topic = props["topic"]
+
+    def task_class(self) -> type[Task]:
+        return TickerTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [{"topic": self.topic}]
+
+    def stop(self) -> None:
+        pass
+
+    def config(self) -> ConfigDef:
+        return ConfigDef().define("topic", ConfigType.STRING, NO_DEFAULT, None, Importance.HIGH, "Topic.")
+
+
 class FailingStartConnector(CounterConnector):
     def start(self, props: Mapping[str, str]) -> None:
         raise RuntimeError("cannot start with secret " + props.get("secret", ""))
@@ -203,7 +248,7 @@ class CollectingSinkConnector(SinkConnector):
         return ConfigDef()
 
 
-PLUGINS = (CounterConnector, BatchCounterConnector, FailingStartConnector, CollectingSinkConnector)
+PLUGINS = (CounterConnector, BatchCounterConnector, FailingStartConnector, CollectingSinkConnector, TickerConnector)
 """Registered with each test worker: not installed plugins, so ``{MODULE}:Class`` finds them only so."""
 
 

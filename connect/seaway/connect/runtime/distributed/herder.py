@@ -74,6 +74,8 @@ class DistributedHerder(DistributedHerderBase):
         self._known: set[str] = set()
         self._running_connectors: set[str] = set()
         self._running_tasks: set[ConnectorTaskId] = set()
+        # what each running task was started with: (connector config, task config, task generation)
+        self._started_with: dict[ConnectorTaskId, tuple[dict[str, str], dict[str, str], int | None]] = {}
         self._stopping = False
         self._key_timer: asyncio.TimerHandle | None = None
 
@@ -116,6 +118,7 @@ class DistributedHerder(DistributedHerderBase):
             await asyncio.to_thread(self.worker.stop)
             self._running_connectors.clear()
             self._running_tasks.clear()
+            self._started_with.clear()
         await self.membership.stop()
         await asyncio.to_thread(self.status_store.stop)
         await asyncio.to_thread(self.config_store.stop)
@@ -167,6 +170,8 @@ class DistributedHerder(DistributedHerderBase):
         if tasks:
             await asyncio.to_thread(self.worker.stop_and_await_tasks, sorted(tasks))
             self._running_tasks -= tasks
+            for task_id in tasks:
+                self._started_with.pop(task_id, None)
         for name in sorted(connectors):
             await asyncio.to_thread(self.worker.stop_and_await_connector, name)
             self._running_connectors.discard(name)
@@ -266,9 +271,10 @@ class DistributedHerder(DistributedHerderBase):
         if raw is None or task_config is None or task_id in self._running_tasks:
             return
         self._running_tasks.add(task_id)
+        generation = snapshot.task_config_generation(task_id.connector)
+        self._started_with[task_id] = (raw, task_config, generation)
         await asyncio.to_thread(self._start_task_instance, task_id, raw, task_config,
-                                snapshot.target_state(task_id.connector),
-                                snapshot.task_config_generation(task_id.connector))
+                                snapshot.target_state(task_id.connector), generation)
 
     def _start_task_instance(self, task_id: ConnectorTaskId, raw: dict[str, str], task_config: dict[str, str],
                              target: TargetState, generation: int | None = None) -> None:
@@ -388,8 +394,11 @@ class DistributedHerder(DistributedHerderBase):
             log.error("Failed to generate task configs for %s", name, exc_info=e)
             self.on_connector_failure(name, e)
             return
-        if configs == snapshot.task_configs(name) and name not in snapshot.inconsistent:
+        if (configs == snapshot.task_configs(name) and name not in snapshot.inconsistent
+                and snapshot.applied_connector_config(name) == snapshot.connector_config(name)):
             return
+        if configs == snapshot.task_configs(name) and name not in snapshot.inconsistent:
+            log.info("Forcing a task restart of %s: its connector config changed", name)
         await self._publish_task_configs(name, configs)
 
     async def _publish_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
@@ -462,9 +471,23 @@ class DistributedHerder(DistributedHerderBase):
             if (removed or new) and self.membership.is_leader:
                 self.membership.request_rejoin(f"connector {name} {'removed' if removed else 'added'}")
 
+    def _runs_current_config(self, task_id: ConnectorTaskId) -> bool:
+        """True if ``task_id`` runs with the connector config, task config and generation stored now.
+
+        A task started from an assignment has often already read the task configs whose
+        update notice arrives just after; restarting it then would only cost its consumer a
+        rejoin (or its transactional producer a fencing) for nothing.
+        """
+        snapshot = self.config_store.snapshot()
+        if task_id not in snapshot.task_ids(task_id.connector):
+            return False
+        current = (snapshot.connector_config(task_id.connector), snapshot.task_config(task_id),
+                   snapshot.task_config_generation(task_id.connector))
+        return self._started_with.get(task_id) == current
+
     async def _tasks_changed(self, name: str) -> None:
         async with self._lock:
-            mine = {t for t in self._running_tasks if t.connector == name}
+            mine = {t for t in self._running_tasks if t.connector == name and not self._runs_current_config(t)}
             if mine:
                 await self._stop_work(set(), mine)
                 for task_id in sorted(mine & self.membership.tasks):

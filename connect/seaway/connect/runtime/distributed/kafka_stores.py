@@ -105,13 +105,18 @@ class ClusterConfigState:
     """Bumped each time a complete set of task configs is committed (0 for the first)."""
     pending_fencing: set[str] = field(default_factory=set)
     """Connectors whose latest task configs came after their latest task count record."""
+    applied_connector_configs: dict[str, dict[str, str]] = field(default_factory=dict)
+    """The connector config each connector's latest task configs were committed under (Kafka's
+    ``appliedConnectorConfig``, KAFKA-9228): tasks run with the connector config too (converters,
+    transforms, error handling), so a new one restarts them even if the task configs are equal."""
 
     def copy(self) -> ClusterConfigState:
         return ClusterConfigState(self.offset, {k: dict(v) for k, v in self.connector_configs.items()},
                                   dict(self.task_counts), {k: dict(v) for k, v in self.task_config_map.items()},
                                   dict(self.target_states), set(self.inconsistent), self.session_key,
                                   dict(self.task_count_records), dict(self.task_config_generations),
-                                  set(self.pending_fencing))
+                                  set(self.pending_fencing),
+                                  {k: dict(v) for k, v in self.applied_connector_configs.items()})
 
     def connectors(self) -> list[str]:
         return sorted(self.connector_configs)
@@ -125,6 +130,10 @@ class ClusterConfigState:
 
     def target_state(self, name: str) -> TargetState:
         return self.target_states.get(name, TargetState.STARTED)
+
+    def applied_connector_config(self, name: str) -> dict[str, str] | None:
+        config = self.applied_connector_configs.get(name)
+        return dict(config) if config is not None else None
 
     def task_ids(self, name: str) -> list[ConnectorTaskId]:
         if name in self.inconsistent:
@@ -292,6 +301,7 @@ class KafkaConfigBackingStore:
             name = key[len("connector-"):]
             if value is None:
                 state.connector_configs.pop(name, None)
+                state.applied_connector_configs.pop(name, None)
                 state.task_counts.pop(name, None)
                 state.inconsistent.discard(name)
                 self._deferred.pop(name, None)
@@ -328,6 +338,8 @@ class KafkaConfigBackingStore:
                 for i in range(count):
                     state.task_config_map[ConnectorTaskId(name, i)] = deferred[i]
                 state.task_counts[name] = count
+                if name in state.connector_configs:
+                    state.applied_connector_configs[name] = dict(state.connector_configs[name])
                 if deferred:
                     state.task_config_generations[name] = state.task_config_generations.get(name, -1) + 1
             # new task configs after the last task count record: fence before any of them starts
