@@ -1,7 +1,8 @@
 """EndTxn: commit or abort the producer's transaction.
 
-The coordinator writes PrepareCommit/PrepareAbort, the markers into every partition of
-the transaction and the completion before this answers (see
+The coordinator writes PrepareCommit/PrepareAbort before this answers, as Kafka, and the
+markers into every partition of the transaction and the completion right after the answer
+is written, before any later request is read (see
 :mod:`seaway.broker.coordinator.txn.coordinator`), so once a commit is acknowledged a
 read_committed consumer can read the data. WRITE on the transactional id is required
 (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2.
