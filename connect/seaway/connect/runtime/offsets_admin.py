@@ -43,7 +43,7 @@ _MEMBERS_PRESENT = frozenset({KafkaError.NON_EMPTY_GROUP, KafkaError.UNKNOWN_MEM
                               KafkaError.REBALANCE_IN_PROGRESS})
 
 
-def _while_members_drain(name: str, call: Callable[[], None]) -> None:
+def _while_members_drain(name: str, call: Callable[[], None], verb: str = "alter") -> None:
     """Run ``call`` (a group admin operation), retrying while the group still has members.
 
     Kafka Connect fails at once and asks the user to retry; retrying here for a bounded time
@@ -61,7 +61,7 @@ def _while_members_drain(name: str, call: Callable[[], None]) -> None:
                 raise
             if time.monotonic() + delay > deadline:
                 raise HerderError(
-                    f"Failed to alter consumer group offsets for connector {name} either because its tasks "
+                    f"Failed to {verb} consumer group offsets for connector {name} either because its tasks "
                     "haven't stopped completely yet or the connector was resumed before the request to alter "
                     "its offsets could be successfully completed. If the connector is in a stopped state, this "
                     "operation can be safely retried. If it doesn't eventually succeed, the Connect cluster may "
@@ -201,7 +201,7 @@ class OffsetsAdmin:
                     if "GROUP_ID_NOT_FOUND" not in str(e):
                         raise
             try:
-                _while_members_drain(name, delete)
+                _while_members_drain(name, delete, "reset")
             except KafkaException as e:
                 raise HerderError(f"Failed to reset offsets of sink connector {name}: {e}") from e
             return _message(by_connector, verb)
