@@ -154,7 +154,7 @@ def query_flag(request: Request, name: str) -> bool:
     if not request.scope["query_string"]:
         return False
     raw = request.query_params.get(name)
-    return raw is not None and raw.lower() == "true"
+    return raw is not None and java_boolean(raw)
 
 
 def path_int(request: Request, name: str) -> int:
