@@ -94,6 +94,7 @@ _HEADER = struct.Struct(">hhi")
 _SIZE = struct.Struct(">i")
 _API_VERSIONS_KEY = 18
 _MAX_QUEUED_FRAMES = 64
+_FAILED_AUTH_LINGER_S = 0.5  # after a failed authentication's answer: see _close_after_flush
 _SCRATCH_BYTES = 64 * 1024
 _DIRECT_MIN = 16 * 1024
 _PEEK_BYTES = 4096
@@ -534,14 +535,23 @@ class KafkaConnection(asyncio.BufferedProtocol):
 
     def _close_after_flush(self, reason: str | None) -> None:
         """Send what is queued (the error response), then close, as Kafka does after a
-        failed authentication."""
+        failed authentication.
+
+        The close lingers for up to half a second, reading nothing and serving nothing: a
+        client that reads a response and the end of the stream in one go may drop the
+        response (kafka-python then reports "socket disconnected" instead of error 58), so
+        the client gets time to read it and close first. The answer itself was already
+        delayed by ``connection.failed.authentication.delay.ms``, so brute force gains
+        nothing, and a lingering connection still counts against the connection limits."""
         log.info("closing connection from %s: %s", self._peer, reason or "authentication failed")
         self._flush()
         self._closed = True
         self._frames.clear()
         self._release_memory()
-        if self.transport is not None:
-            self.transport.close()
+        transport = self.transport
+        if transport is not None:
+            transport.pause_reading()
+            asyncio.get_running_loop().call_later(_FAILED_AUTH_LINGER_S, transport.close)
 
     async def _unsupported_api_versions(self, correlation_id: int) -> None:
         from seaway.broker.handlers.api_versions import unsupported_version_response

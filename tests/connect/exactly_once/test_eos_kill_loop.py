@@ -2,8 +2,9 @@
 
 One distributed worker (``exactly.once.source.support=enabled``) reads a 1,000,000-line file
 into a one-partition topic. Ten times, once the worker (re)started and committed its first
-transaction, it is killed with SIGKILL at a random moment up to 0.1 s later (nearly always
-inside an open transaction, and well before the end of the file: checked) and started again
+transaction, it is killed with SIGKILL at a random moment up to 0.1 s later, inside an open
+transaction (frozen with SIGSTOP first to make sure: see ``_kill_inside_a_transaction``), and well
+before the end of the file (checked) and started again
 on the same config; the last run reads the rest. At the end the topic, read
 with ``read_committed``, must hold every line exactly once and in order; read uncommitted, it
 must hold more (the aborted transactions of the killed workers), which shows the kills did
@@ -18,6 +19,7 @@ the suite's time budget does not afford; run it there by changing the parametriz
 from __future__ import annotations
 
 import random
+import signal
 import time
 import uuid
 from functools import partial
@@ -51,6 +53,27 @@ def _position(worker: WorkerProcess) -> int:
     return int(offsets[0]["offset"]["position"]) if offsets else 0
 
 
+def _kill_inside_a_transaction(worker: WorkerProcess, lso: StableEnd, high: StableEnd) -> None:
+    """SIGKILL the worker while a transaction holds records, so the kill aborts something.
+
+    Per-poll transactions are open for a millisecond or two, shorter than a watermark query on
+    a loaded machine: a kill timed on an observation alone can land after every commit (CI saw
+    10 of 10 do so). So the worker is frozen (SIGSTOP) when a transaction looks open, and killed
+    only if it still is once anything already in flight (an EndTxn sent just before the freeze)
+    has landed; otherwise it is thawed and watched again. After 5 s it is killed wherever it is."""
+    assert worker.proc is not None
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if high() > lso():
+            worker.proc.send_signal(signal.SIGSTOP)
+            time.sleep(0.3)
+            if high() > lso():
+                break
+            worker.proc.send_signal(signal.SIGCONT)
+        time.sleep(0.002)
+    worker.kill()
+
+
 @pytest.mark.parametrize("eos_broker", ["seaway"], indirect=True)  # Apache Kafka: by hand (see the docstring)
 @pytest.mark.timeout(420)
 def test_kill9_ten_times_while_reading_a_file_every_line_once_in_order(eos_broker: Broker, broker_kind: str,
@@ -79,12 +102,7 @@ def test_kill9_ten_times_while_reading_a_file_every_line_once_in_order(eos_broke
                 wait_for(partial(_beyond, lso, start), 120, 0.02,
                          f"run {kill + 1} to commit its first transaction (from offset {start})")
                 time.sleep(rng.uniform(0.0, 0.1))  # somewhere inside the following transactions
-                # and then while a transaction holds records (high watermark above the last stable
-                # offset), so the kill aborts something: per-poll transactions are open for moments only
-                deadline = time.monotonic() + 2
-                while high() <= lso() and time.monotonic() < deadline:
-                    time.sleep(0.002)
-                worker.kill()
+                _kill_inside_a_transaction(worker, lso, high)
                 # records + markers + aborted records: below LINES, the file was certainly not read to its end
                 assert lso() < LINES, f"run {kill + 1} got too far before its kill: the loop proves less"
                 worker = WorkerProcess(tmp_path / "worker", props).start()
