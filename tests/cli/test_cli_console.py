@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import subprocess
-import time
 
 import pytest
 
@@ -32,7 +31,8 @@ def test_produce_then_consume_identical(shared_broker: BrokerProcess, topic_name
     expected = [b"app:seaway,eq:a=b\t" + key + b"\t" + value for key, _, value in (x.partition(b":") for x in LINES)]
     assert consumed.stdout.split(b"\n") == [*expected, b""]
     assert consumed.stderr.decode().strip().endswith(f"Processed a total of {len(LINES)} messages")
-    plain = seaway("consume", topic_name, "--from-beginning", "--timeout-ms", "1500", *b)
+    # the silence counts from the assignment: a loaded machine may take a second or more to fetch
+    plain = seaway("consume", topic_name, "--from-beginning", "--timeout-ms", "5000", *b)
     assert plain.stdout == b"".join(line.partition(b":")[2] + b"\n" for line in LINES)
 
 
@@ -41,7 +41,7 @@ def test_partition_offset_and_crlf(shared_broker: BrokerProcess, topic_name: str
     _create(shared_broker, topic_name, partitions=2)
     assert seaway("produce", topic_name, "--partition", "1", "--acks", "1", *b,
                   stdin=b"zero\r\none\r\ntwo\r\nthree").returncode == 0
-    consumed = seaway("consume", topic_name, "--partition", "1", "--offset", "2", "--timeout-ms", "1500",
+    consumed = seaway("consume", topic_name, "--partition", "1", "--offset", "2", "--timeout-ms", "5000",
                       "--print-key", *b)
     assert consumed.stdout == b"null\ttwo\nnull\tthree\n"
     empty = seaway("consume", topic_name, "--partition", "0", "--from-beginning", "--timeout-ms", "1000", *b)
@@ -81,11 +81,10 @@ def test_consume_into_head_exits_once_head_has_its_line(shared_broker: BrokerPro
     b = ["--bootstrap-server", shared_broker.bootstrap]
     _create(shared_broker, topic_name)
     assert seaway("produce", topic_name, *b, stdin=b"one\ntwo\nthree\n").returncode == 0
-    started = time.monotonic()
+    # it used to wait forever: the timeout is the proof, not a measure of speed
     piped = subprocess.run(f"{SEAWAY} consume {topic_name} --from-beginning --bootstrap-server "
-                           f"{shared_broker.bootstrap} | head -1", shell=True, capture_output=True, timeout=30)
+                           f"{shared_broker.bootstrap} | head -1", shell=True, capture_output=True, timeout=45)
     assert piped.stdout == b"one\n"
-    assert time.monotonic() - started < 15
     assert b"Traceback" not in piped.stderr and b"BrokenPipe" not in piped.stderr, piped.stderr
 
 
@@ -93,11 +92,19 @@ def test_consume_waits_for_a_topic_that_appears(shared_broker: BrokerProcess, to
     """Run right after a connector is created, consume finds the topic once it exists."""
     b = ["--bootstrap-server", shared_broker.bootstrap]
     consumer = subprocess.Popen([SEAWAY, "consume", topic_name, "--from-beginning", "--max-messages", "1", *b],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
     try:
-        time.sleep(2)
+        # the topic is created only once the command says it waits for it (a fixed sleep lost
+        # that race to a slow start on a loaded machine); unbuffered, readline reads no further
+        assert consumer.stderr is not None
+        noted: list[bytes] = []
+        while not noted or b"Waiting up to" not in noted[-1]:
+            line = consumer.stderr.readline()
+            assert line, b"".join(noted)
+            noted.append(line)
         assert seaway("produce", topic_name, *b, stdin=b"late\n").returncode == 0
-        out, err = consumer.communicate(timeout=30)
+        out, rest = consumer.communicate(timeout=30)
+        err = b"".join(noted) + rest
     finally:
         if consumer.poll() is None:
             consumer.kill()

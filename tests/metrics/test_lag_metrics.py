@@ -3,7 +3,8 @@ then, once it stops committing for longer than its window spans, STOPPED (Burrow
 
 The group commits with confluent-kafka (a real OffsetCommit, no subscription), so the test
 controls exactly when and what it commits. Short windows keep it fast: 3 commits per window,
-commits 1 s apart.
+commits 2 s apart (the window spans 4 s: the STALLED scrape, right after the last commit, must come
+before the silence outlasts the span, even when a loaded machine delays it by seconds).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def test_lag_is_zero_when_caught_up_then_stalled_then_stopped(lag_broker: Broker
         produced_at = time.time()
         _produce(lag_broker.bootstrap, topic, M)
         for _ in range(3):
-            time.sleep(1.0)
+            time.sleep(2.0)
             commit(N)
             s = scrape(url)
         assert sample_value(s, "kafka_consumergroup_lag", ids) == M
@@ -83,7 +84,7 @@ def test_lag_is_zero_when_caught_up_then_stalled_then_stopped(lag_broker: Broker
         assert behind is not None and 1000 <= behind <= (time.time() - produced_at) * 1000 + 1000
 
         # stopped: no more commits, more records -> the lag grows and, once the silence is longer
-        # than the window's span (2 s), the partition is STOPPED
+        # than the window's span (4 s), the partition is STOPPED
         _produce(lag_broker.bootstrap, topic, K)
         deadline = time.monotonic() + 20
         while True:

@@ -61,7 +61,7 @@ class Req:
 
 @dataclass(frozen=True)
 class Wait:
-    """Poll ``GET path`` until ``ready(json)`` on the worker (30 s at most), and has stayed so
+    """Poll ``GET path`` until ``ready(json)`` on the worker (90 s at most), and has stayed so
     for ``stable_s`` seconds (a status read before an asynchronous restart began looks ready)."""
 
     id: str
@@ -284,7 +284,7 @@ class Worker:
         return Answer(response.status_code, body)
 
     def wait(self, client: httpx.Client, step: Wait) -> Answer:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90  # Kafka's JVM worker on a loaded 2-core box too
         last: Any = None
         since: float | None = None
         while time.monotonic() < deadline:

@@ -31,7 +31,9 @@ class BrokerProcess:
         self.bootstrap = ""
         self.output: list[str] = []
 
-    def start(self, timeout: float = 30.0) -> BrokerProcess:
+    def start(self, timeout: float = 90.0) -> BrokerProcess:
+        """Start and wait for the ready line. The deadline only bounds a failure: a start takes
+        seconds on a loaded 2-core box (and more under tracemalloc)."""
         args = [sys.executable, "-m", "seaway.broker", "--log-level", "INFO",
                 "--override", f"log.dirs={self.data_dir}",
                 "--override", f"listeners=PLAINTEXT://127.0.0.1:{self.port}"]
@@ -90,7 +92,7 @@ class BrokerProcess:
             self.proc.wait()
         self._join_pump()
 
-    def restart(self, timeout: float = 30.0) -> BrokerProcess:
+    def restart(self, timeout: float = 90.0) -> BrokerProcess:
         """Start again on the same data directory and the same port."""
         self.stop()
         return self.start(timeout)

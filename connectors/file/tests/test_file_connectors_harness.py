@@ -62,7 +62,7 @@ async def test_file_copied_through_a_topic_identically(broker: EmbeddedBroker, t
         await connect.wait_for_running("copy-in")
         await wait_for_file(sink, ("\n".join(lines) + "\n").encode())
         expected = [({"filename": str(source)}, {"position": source.stat().st_size})]
-        deadline = time.monotonic() + 10  # offsets are flushed every offset.flush.interval.ms (1 s)
+        deadline = time.monotonic() + 60  # offsets are flushed every offset.flush.interval.ms (1 s)
         while (await connect.herder.connector_offsets("copy-in")).offsets != expected:
             assert time.monotonic() < deadline, await connect.herder.connector_offsets("copy-in")
             await asyncio.sleep(0.1)

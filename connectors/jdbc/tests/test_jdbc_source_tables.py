@@ -73,7 +73,7 @@ async def test_query_mode_and_confluents_offsets(db: Db, jdbc_broker: EmbeddedBr
         await connect.wait_for_running("joined")
         got = await asyncio.to_thread(read_topic, jdbc_broker.bootstrap, topic, at_least=2, settle=0.3)
         assert [(v["id"], v["label"], v["pet"]) for _k, v in got] == [(1, "ann", "cat"), (2, "bob", "dog")]
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # offsets are flushed every offset.flush.interval.ms
         while (await connect.herder.connector_offsets("joined")).offsets != [({"query": "query"},
                                                                               {"incrementing": 2})]:
             assert time.monotonic() < deadline, await connect.herder.connector_offsets("joined")

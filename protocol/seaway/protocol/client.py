@@ -258,6 +258,15 @@ class KafkaConnection:
         return await self._reader.readexactly(size)
 
     async def close(self) -> None:
+        """Close, waiting for the close to complete (TLS: the close_notify exchange).
+
+        Cancelled while waiting (a member stopped mid-close), the transport is aborted: left
+        half shut, its socket stayed open once the loop ended (a ResourceWarning at GC).
+        """
         self._writer.close()
-        with contextlib.suppress(OSError):
-            await self._writer.wait_closed()
+        try:
+            with contextlib.suppress(OSError):
+                await self._writer.wait_closed()
+        except asyncio.CancelledError:
+            self._writer.transport.abort()
+            raise

@@ -6,7 +6,8 @@ whatever the group committed is always in the file (at-least-once):
 per record and ``E <error>`` for a failed commit. SIGTERM closes the consumer cleanly
 (LeaveGroup, or a heartbeat with epoch -1); SIGKILL is a crash. ``--protocol consumer``
 runs the KIP-848 protocol, where the broker owns the session timeout, heartbeat interval
-and assignor (the client may not set them).
+and assignor (the client may not set them). ``--wait-stdin`` starts the process (interpreter,
+imports) but joins only when a line arrives on stdin, so a test can time the join itself.
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ def main() -> int:
     ap.add_argument("--instance")
     ap.add_argument("--session-ms", type=int, default=6000)
     ap.add_argument("--protocol", default="classic", choices=("classic", "consumer"))
+    ap.add_argument("--wait-stdin", action="store_true")
     args = ap.parse_args()
+    if args.wait_stdin:
+        print("ready", flush=True)
+        sys.stdin.readline()
     out: TextIO = open(args.out, "a", buffering=1)  # noqa: SIM115 - lives as long as the process
     conf: dict[str, Any] = {
         "bootstrap.servers": args.bootstrap,

@@ -137,7 +137,10 @@ def test_work_spreads_fails_over_rebalances_and_survives_full_restart(cluster_br
             wait_for(lambda: _all_running(survivor, expected, avoid=victim.worker_id), 30,
                      interval=0.05, what="the victim's work RUNNING elsewhere")
             failover = time.monotonic() - killed_at
-            assert failover <= (SESSION_MS + DELAY_MS) / 1000 + 4, failover
+            # the lost work waited for the scheduled delay (Kafka's default, 300 s, would have outlasted
+            # the wait above); no upper bound beyond that wait: a loaded machine stretches the two
+            # rebalances and the task starts by seconds (5.1 s here when idle, against 9 s allowed before)
+            assert failover >= DELAY_MS / 1000, f"the victim's work moved after {failover:.2f}s, before the delay"
             print(f"failover took {failover:.2f}s (session {SESSION_MS} ms + delay {DELAY_MS} ms)")
 
             victim.start()
@@ -159,7 +162,8 @@ def test_work_spreads_fails_over_rebalances_and_survives_full_restart(cluster_br
             started = time.monotonic()
             w.stop()
             print(f"stopped {w.worker_id} in {time.monotonic() - started:.2f}s")
-            assert time.monotonic() - started < 3 + 7, "a worker took too long to stop"
+            # a stop that ignored the 3 s would end in stop()'s kill after 30 s (and a non-zero exit)
+            assert time.monotonic() - started < 3 + 17, "a worker took too long to stop"
             assert w.proc is not None and w.proc.returncode == 0
             assert any(" left (seaway.protocol.group_member)" in line for line in w.output), "did not leave the group"
         start_all(workers)

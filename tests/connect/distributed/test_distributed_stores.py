@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -31,18 +32,23 @@ def topic(shared_broker: BrokerProcess) -> Iterator[str]:
 
 
 def _raw_records(bootstrap: str, topic: str, partitions: int = 1) -> list[tuple[bytes | None, Any]]:
+    """Every record of ``topic`` up to each partition's end (read to the end offsets, not until the
+    reader sees a second of silence, which a loaded machine can spend before the first fetch)."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "reader", "enable.auto.commit": False})
+    tps = [TopicPartition(topic, p) for p in range(partitions)]
+    ends = [int(consumer.get_watermark_offsets(tp, timeout=10, cached=False)[1]) for tp in tps]
     consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
-    out, empty = [], 0
-    while empty < 5:
-        message = consumer.poll(0.2)
-        if message is None:
-            empty += 1
-            continue
-        if message.error() is None:
-            value = message.value()
-            out.append((message.key(), None if value is None else json.loads(value)))
-    consumer.close()
+    out = []
+    deadline = time.monotonic() + 30
+    try:
+        while any(end > 0 and p.offset < end for p, end in zip(consumer.position(tps), ends, strict=True)):
+            assert time.monotonic() < deadline, f"could not read {topic} to its end offsets {ends}"
+            message = consumer.poll(0.2)
+            if message is not None and message.error() is None:
+                value = message.value()
+                out.append((message.key(), None if value is None else json.loads(value)))
+    finally:
+        consumer.close()
     return out
 
 

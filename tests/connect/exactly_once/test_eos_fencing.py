@@ -78,6 +78,27 @@ def _fenced(producer: Producer) -> bool:
     return False
 
 
+def _freeze_inside_a_transaction(worker: WorkerProcess, lso: StableEnd, high: StableEnd) -> None:
+    """SIGSTOP the worker while its transaction holds records in the log, so the zombie has one open.
+
+    A freeze timed by a sleep after a watermark observation can land between a commit and the
+    next record on a loaded machine, and then the zombie leaves nothing aborted behind. So the
+    worker is frozen when the log holds uncommitted records and kept frozen only if it still does
+    once anything in flight (an EndTxn sent just before the freeze) has landed; otherwise it is
+    thawed and watched again."""
+    assert worker.proc is not None
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if high() > lso():
+            worker.proc.send_signal(signal.SIGSTOP)
+            time.sleep(0.3)
+            if high() > lso():
+                return
+            worker.proc.send_signal(signal.SIGCONT)
+        time.sleep(0.01)
+    raise AssertionError("no open transaction with records seen in 60 s")
+
+
 def _sign(key: bytes, body: bytes = b"") -> dict[str, str]:
     return {"X-Connect-Authorization": base64.b64encode(hmac.new(key, body, hashlib.sha256).digest()).decode(),
             "X-Connect-Request-Signature-Algorithm": "HmacSHA256"}
@@ -107,11 +128,11 @@ def test_a_task_of_an_old_generation_cannot_commit_after_a_rebalance(eos_broker:
         zombie = next(w for w in workers if w.worker_id == owner_id)
         survivor = next(w for w in workers if w is not zombie)
         lso = StableEnd(bootstrap, topic)
+        high = StableEnd(bootstrap, topic, isolation="read_uncommitted")
         try:
             wait_for(lambda: lso() > 200, 60, what="the task to commit a few transactions")
-            time.sleep(0.2)  # inside the next (400 ms) transaction
+            _freeze_inside_a_transaction(zombie, lso, high)
             assert zombie.proc is not None
-            zombie.proc.send_signal(signal.SIGSTOP)
             wait_for(lambda: _task_owner(survivor, "counts") == survivor.worker_id, 60,
                      what="the task to move to the other worker")
             moved_at = lso()
@@ -123,6 +144,7 @@ def test_a_task_of_an_old_generation_cannot_commit_after_a_rebalance(eos_broker:
             wait_for(lambda: lso() > written + 100, 60, what="the new instance to go on committing")
         finally:
             lso.close()
+            high.close()
         assert survivor.request("PUT", "/connectors/counts/stop").status_code == 204
         wait_for(lambda: not _statuses(survivor, "counts").get("tasks"), 60, what="the connector to stop")
         counts = _counts(read_values(bootstrap, topic))

@@ -552,9 +552,15 @@ class DistributedHerder(DistributedHerderBase):
                                  "which is required for dynamically-reconfiguring connectors.",
                                  self.membership.leader_url)
 
+    def _assigned_here(self, item: str | ConnectorTaskId) -> bool:
+        return item in self.membership.connectors or item in self.membership.tasks
+
     def require_owner(self, item: str | ConnectorTaskId) -> bool:
-        """True if this worker runs ``item``; else forward to the leader, or (leader) to the owner."""
-        if (item in self._running_connectors) or (item in self._running_tasks):
+        """True if ``item`` is assigned to this worker; else forward to the leader, or (leader) to
+        the owner. The assignment decides, as in Kafka's DistributedHerder, not whether the item
+        is running this instant: a config change stops and restarts it under the herder's lock,
+        and a restart request arriving in between must not be forwarded away (to end in a 409)."""
+        if self._assigned_here(item):
             return True
         if not self.membership.is_leader:
             raise NotLeaderError("Cannot restart a connector or task that is not running on this worker",
@@ -567,6 +573,7 @@ class DistributedHerder(DistributedHerderBase):
 
     async def restart_connector_instance(self, name: str) -> None:
         async with self._lock:
+            self.require_owner(name)  # again: a rebalance may have revoked it while the lock was held
             await self._stop_work({name}, set())
             await self._start_connector(name)
 
@@ -574,6 +581,7 @@ class DistributedHerder(DistributedHerderBase):
         async with self._lock:
             if task_id not in self.config_store.snapshot().task_ids(task_id.connector):
                 raise NotFoundError(f"Unknown task: {task_id}")
+            self.require_owner(task_id)
             await self._stop_work(set(), {task_id})
             await self._start_task(task_id)
 
