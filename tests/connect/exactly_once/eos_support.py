@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -132,6 +133,29 @@ class StableEnd:
 
     def close(self) -> None:
         self._consumer.close()
+
+
+def freeze_inside_a_transaction(worker: WorkerProcess, lso: StableEnd, high: StableEnd, within: float) -> bool:
+    """SIGSTOP ``worker`` while its open transaction holds records in the log; False (and the
+    worker running) if that was not seen within ``within`` seconds.
+
+    A transaction may be open for a millisecond or two, shorter than a watermark query on a
+    loaded machine, so an action timed on an observation alone can land after every commit (CI
+    saw 10 kills of 10 do so). So the worker is frozen when the log holds uncommitted records
+    (high watermark above the last stable offset), and kept frozen only if it still does once
+    anything in flight (an EndTxn sent just before the freeze) has landed; otherwise it is
+    thawed and watched again."""
+    assert worker.proc is not None
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if high() > lso():
+            worker.proc.send_signal(signal.SIGSTOP)
+            time.sleep(0.3)
+            if high() > lso():
+                return True
+            worker.proc.send_signal(signal.SIGCONT)
+        time.sleep(0.002)
+    return False
 
 
 def stable_end(bootstrap: str, topic: str, partition: int = 0) -> int:

@@ -18,7 +18,6 @@ import base64
 import hashlib
 import hmac
 import signal
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -35,6 +34,7 @@ from tests.connect.exactly_once.eos_support import (
     create_internal_topics,
     create_topic,
     eos_worker_props,
+    freeze_inside_a_transaction,
     read_values,
     session_key,
 )
@@ -78,27 +78,6 @@ def _fenced(producer: Producer) -> bool:
     return False
 
 
-def _freeze_inside_a_transaction(worker: WorkerProcess, lso: StableEnd, high: StableEnd) -> None:
-    """SIGSTOP the worker while its transaction holds records in the log, so the zombie has one open.
-
-    A freeze timed by a sleep after a watermark observation can land between a commit and the
-    next record on a loaded machine, and then the zombie leaves nothing aborted behind. So the
-    worker is frozen when the log holds uncommitted records and kept frozen only if it still does
-    once anything in flight (an EndTxn sent just before the freeze) has landed; otherwise it is
-    thawed and watched again."""
-    assert worker.proc is not None
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if high() > lso():
-            worker.proc.send_signal(signal.SIGSTOP)
-            time.sleep(0.3)
-            if high() > lso():
-                return
-            worker.proc.send_signal(signal.SIGCONT)
-        time.sleep(0.01)
-    raise AssertionError("no open transaction with records seen in 60 s")
-
-
 def _sign(key: bytes, body: bytes = b"") -> dict[str, str]:
     return {"X-Connect-Authorization": base64.b64encode(hmac.new(key, body, hashlib.sha256).digest()).decode(),
             "X-Connect-Request-Signature-Algorithm": "HmacSHA256"}
@@ -131,7 +110,7 @@ def test_a_task_of_an_old_generation_cannot_commit_after_a_rebalance(eos_broker:
         high = StableEnd(bootstrap, topic, isolation="read_uncommitted")
         try:
             wait_for(lambda: lso() > 200, 60, what="the task to commit a few transactions")
-            _freeze_inside_a_transaction(zombie, lso, high)
+            assert freeze_inside_a_transaction(zombie, lso, high, 60), "no open transaction with records seen in 60 s"
             assert zombie.proc is not None
             wait_for(lambda: _task_owner(survivor, "counts") == survivor.worker_id, 60,
                      what="the task to move to the other worker")

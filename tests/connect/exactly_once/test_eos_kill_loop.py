@@ -3,7 +3,7 @@
 One distributed worker (``exactly.once.source.support=enabled``) reads a 1,000,000-line file
 into a one-partition topic. Ten times, once the worker (re)started and committed its first
 transaction, it is killed with SIGKILL at a random moment up to 0.1 s later, inside an open
-transaction (frozen with SIGSTOP first to make sure: see ``_kill_inside_a_transaction``), and well
+transaction (frozen with SIGSTOP first to make sure: see ``freeze_inside_a_transaction``), and well
 before the end of the file (checked) and started again
 on the same config; the last run reads the rest. At the end the topic, read
 with ``read_committed``, must hold every line exactly once and in order; read uncommitted, it
@@ -19,7 +19,6 @@ the suite's time budget does not afford; run it there by changing the parametriz
 from __future__ import annotations
 
 import random
-import signal
 import time
 import uuid
 from functools import partial
@@ -33,6 +32,7 @@ from tests.connect.exactly_once.eos_support import (
     StableEnd,
     create_topic,
     eos_worker_props,
+    freeze_inside_a_transaction,
     lines,
     read_values,
     start_worker,
@@ -51,27 +51,6 @@ def _position(worker: WorkerProcess) -> int:
     """The file position in the connector's committed offsets (GET /connectors/{c}/offsets)."""
     offsets = worker.get("/connectors/lines/offsets").json()["offsets"]
     return int(offsets[0]["offset"]["position"]) if offsets else 0
-
-
-def _kill_inside_a_transaction(worker: WorkerProcess, lso: StableEnd, high: StableEnd) -> None:
-    """SIGKILL the worker while a transaction holds records, so the kill aborts something.
-
-    Per-poll transactions are open for a millisecond or two, shorter than a watermark query on
-    a loaded machine: a kill timed on an observation alone can land after every commit (CI saw
-    10 of 10 do so). So the worker is frozen (SIGSTOP) when a transaction looks open, and killed
-    only if it still is once anything already in flight (an EndTxn sent just before the freeze)
-    has landed; otherwise it is thawed and watched again. After 5 s it is killed wherever it is."""
-    assert worker.proc is not None
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        if high() > lso():
-            worker.proc.send_signal(signal.SIGSTOP)
-            time.sleep(0.3)
-            if high() > lso():
-                break
-            worker.proc.send_signal(signal.SIGCONT)
-        time.sleep(0.002)
-    worker.kill()
 
 
 @pytest.mark.parametrize("eos_broker", ["seaway"], indirect=True)  # Apache Kafka: by hand (see the docstring)
@@ -102,7 +81,8 @@ def test_kill9_ten_times_while_reading_a_file_every_line_once_in_order(eos_broke
                 wait_for(partial(_beyond, lso, start), 120, 0.02,
                          f"run {kill + 1} to commit its first transaction (from offset {start})")
                 time.sleep(rng.uniform(0.0, 0.1))  # somewhere inside the following transactions
-                _kill_inside_a_transaction(worker, lso, high)
+                freeze_inside_a_transaction(worker, lso, high, 5)  # after 5 s, killed wherever it is
+                worker.kill()
                 # records + markers + aborted records: below LINES, the file was certainly not read to its end
                 assert lso() < LINES, f"run {kill + 1} got too far before its kill: the loop proves less"
                 worker = WorkerProcess(tmp_path / "worker", props).start()

@@ -41,8 +41,8 @@ async def api(fast_broker: BrokerProcess, tmp_path: Path) -> AsyncIterator[httpx
 
 
 def create_topic(bootstrap: str, topic: str) -> None:
-    """Create ``topic`` up front: a sink subscribed to a topic that does not exist yet currently
-    fails its task (the runtime treats librdkafka's UNKNOWN_TOPIC_OR_PART event as fatal)."""
+    """Create ``topic`` up front, so these tests need not wait for a sink to find a late topic
+    (tests/connect/test_sink_waits_for_topic.py covers that)."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(10)
 
