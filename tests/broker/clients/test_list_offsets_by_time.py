@@ -43,7 +43,8 @@ def _batch_record_counts(broker: BrokerProcess, topic: str) -> list[int]:
 
 
 def _produce(bootstrap: str, topic: str, codec: str) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 500, "batch.num.messages": 1000,
+    # flush() sends a batch at once; the long linger keeps a stalled test process from splitting one
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 30000, "batch.num.messages": 1000,
                          "compression.type": codec})
     for batch in (DELTAS, LATER):
         for delta in batch:

@@ -50,7 +50,10 @@ def _batch_record_counts(broker: BrokerProcess, topic: str) -> list[int]:
 
 
 def _produce_librdkafka(bootstrap: str, topic: str, codec: str) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 500, "batch.num.messages": 1000,
+    # A batch is what one flush() sends (flush sends at once, whatever linger.ms says); the long
+    # linger keeps a stall of the test process between two produce() calls from splitting a
+    # batch (CI saw [1, 4, 4] with 500 ms).
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 30000, "batch.num.messages": 1000,
                          "compression.type": codec})
     for i, batch in enumerate(BATCHES):
         for delta in batch:
@@ -81,7 +84,7 @@ def test_max_timestamp_is_the_record_not_its_batch_librdkafka(shared_broker: Bro
 
 def test_max_timestamp_is_the_record_not_its_batch_kafka_python(shared_broker: BrokerProcess, topic_name: str) -> None:
     create_topic(shared_broker.bootstrap, topic_name, 1)
-    producer = KafkaProducer(bootstrap_servers=shared_broker.bootstrap, linger_ms=500, compression_type="gzip")
+    producer = KafkaProducer(bootstrap_servers=shared_broker.bootstrap, linger_ms=30000, compression_type="gzip")
     for i, batch in enumerate(BATCHES):
         for delta in batch:
             producer.send(topic_name, value=f"b{i}-{delta}".encode(), timestamp_ms=BASE + delta, partition=0)
