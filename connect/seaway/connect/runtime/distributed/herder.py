@@ -552,15 +552,12 @@ class DistributedHerder(DistributedHerderBase):
                                  "which is required for dynamically-reconfiguring connectors.",
                                  self.membership.leader_url)
 
-    def _assigned_here(self, item: str | ConnectorTaskId) -> bool:
-        return item in self.membership.connectors or item in self.membership.tasks
-
     def require_owner(self, item: str | ConnectorTaskId) -> bool:
         """True if ``item`` is assigned to this worker; else forward to the leader, or (leader) to
         the owner. The assignment decides, as in Kafka's DistributedHerder, not whether the item
         is running this instant: a config change stops and restarts it under the herder's lock,
         and a restart request arriving in between must not be forwarded away (to end in a 409)."""
-        if self._assigned_here(item):
+        if item in self.membership.connectors or item in self.membership.tasks:
             return True
         if not self.membership.is_leader:
             raise NotLeaderError("Cannot restart a connector or task that is not running on this worker",
