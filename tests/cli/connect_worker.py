@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import socket
 import subprocess
 import time
 from collections.abc import Iterator, Mapping
@@ -12,13 +11,8 @@ from pathlib import Path
 import httpx
 
 from tests.cli.clirun import SEAWAY
+from tests.support.ports import free_port
 from tests.support.process import stop
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager

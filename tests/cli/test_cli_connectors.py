@@ -21,9 +21,10 @@ from seaway.cli.topics import CliError
 from seaway.connect.rest import create_app
 
 from tests.cli.clirun import seaway
-from tests.cli.connect_worker import connect_worker, free_port
+from tests.cli.connect_worker import connect_worker
 from tests.connect.rest.memory_herder import SINK, SOURCE, MemoryHerder
 from tests.support.broker import BrokerProcess
+from tests.support.ports import free_port
 
 pytestmark = pytest.mark.timeout(30)
 

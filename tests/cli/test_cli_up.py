@@ -19,15 +19,11 @@ from confluent_kafka.admin import AdminClient
 from seaway.properties import load_properties_file
 
 from tests.cli.clirun import SEAWAY
+from tests.support.ports import free_port
 
 LINE = re.compile(r"^(\w+)\s+(\S+)\s+\(pid (\d+)\)$")
 METRICS_LINE = re.compile(r"^metrics\s+(\S+/metrics)\s+\((\w+)\)$")
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def start_up(data: Path, *extra: str, ports: tuple[int, int, int] | None = None

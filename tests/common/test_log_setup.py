@@ -26,8 +26,8 @@ from seaway.log_setup import (
 )
 
 from tests.cli.clirun import SEAWAY, seaway
-from tests.cli.connect_worker import free_port
 from tests.support.broker import READY, BrokerProcess
+from tests.support.ports import free_port
 from tests.support.process import stop
 
 KEYS = {"timestamp", "level", "logger", "thread", "message"}

@@ -23,20 +23,12 @@ from confluent_kafka.admin import AdminClient
 from seaway.broker.config import BrokerConfig
 
 from tests.cli.clirun import SEAWAY
+from tests.support.ports import free_ports
 from tests.support.process import stop
 
 pytestmark = pytest.mark.timeout(150)
 
 CONFIG = Path(__file__).resolve().parents[2] / "docker" / "config"
-
-
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct free ports (held together while chosen, so none repeats)."""
-    with contextlib.ExitStack() as stack:
-        socks = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for s in socks:
-            s.bind(("127.0.0.1", 0))
-        return [int(s.getsockname()[1]) for s in socks]
 
 
 @contextlib.contextmanager

@@ -40,6 +40,7 @@ from seaway.protocol.primitives import Reader, Writer
 from seaway.protocol.record_batch import BATCH_HEADER_SIZE, iter_batch_headers
 
 from tests.support.broker import BrokerProcess
+from tests.support.ports import free_port as _free_port
 
 HERE = Path(__file__).parent
 PER_KIND = 4
@@ -50,11 +51,6 @@ _SAMPLES: dict[str, Any] = {
     "uuid": uuid.UUID(int=7), "string": "s", "bytes": b"b", "records": None,
 }
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class RecordingProxy:

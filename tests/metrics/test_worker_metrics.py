@@ -152,3 +152,28 @@ def test_task_error_metrics_count_tolerated_failures_and_dlq_writes(tmp_path: Pa
         assert last_error is not None and abs(last_error / 1000 - time.time()) < 120
         assert sample_value(s, "kafka_connect_sink_task_metrics_sink_record_read_total", ids) == 7
         assert sample_value(s, "kafka_connect_sink_task_metrics_sink_record_send_total", ids) == 4
+
+
+async def test_a_connector_without_a_status_yet_is_left_out_of_a_scrape_not_a_404() -> None:
+    """Right after a create, a distributed worker has read the connector's config but not yet its
+    first status record (``connector_status`` raises NotFoundError): /metrics still answers 200,
+    leaving that connector out. CI once saw a 404 for the whole page from exactly this."""
+    from seaway.connect.api.errors import NotFoundError
+    from seaway.connect.rest import create_app
+    from seaway.connect.runtime.herder import ConnectorStateInfo
+
+    from tests.connect.rest.memory_herder import MemoryHerder
+
+    class ConfigReadStatusNot(MemoryHerder):
+        async def connector_status(self, name: str) -> ConnectorStateInfo:
+            if name == "fresh":
+                raise NotFoundError(f"No status found for connector {name}")
+            return await super().connector_status(name)
+
+    herder = ConfigReadStatusNot()
+    herder.configs["fresh"] = {"connector.class": "FileStreamSink", "topics": "t"}
+    app = create_app(herder)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://worker") as client:
+        reply = await client.get("/metrics")
+        assert reply.status_code == 200, reply.text
+        assert 'connector="fresh"' not in reply.text

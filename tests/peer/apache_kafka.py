@@ -4,7 +4,8 @@ Used by the peer conformance tests (``tests/peer/``) and ``bench/peer_kafka.py``
 JVM runs from the jars ``tests.peer.jars`` fetched, with a config the code writes here:
 
 - :class:`KafkaBroker`: a single-node KRaft broker (``process.roles=broker,controller``),
-  storage formatted with Kafka's ``StorageTool`` first, heap ``-Xmx1g -Xms1g`` (what
+  storage formatted with Kafka's ``StorageTool`` first (once: started again, after
+  :meth:`~JvmProcess.stop` or :meth:`~JvmProcess.kill`, it keeps its data), heap ``-Xmx1g -Xms1g`` (what
   ``kafka-server-start.sh`` gives it; plenty for one node on a 2-core, 24 GiB machine).
 - :class:`KafkaConnect`: ``ConnectDistributed`` with the given worker properties and
   ``connect-distributed.sh``'s heap (``-Xms256m -Xmx2g``); ready once it has joined its
@@ -27,7 +28,6 @@ import collections
 import ctypes
 import os
 import signal
-import socket
 import subprocess
 import tempfile
 import threading
@@ -40,6 +40,7 @@ from pathlib import Path
 import httpx
 
 from tests.peer.jars import LIB, classpath
+from tests.support.ports import free_port
 
 __all__ = [
     "JvmProcess",
@@ -71,12 +72,6 @@ logger.reflections.name = org.reflections
 logger.reflections.level = ERROR
 """
 
-
-def free_port() -> int:
-    """A loopback port nothing listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _write_properties(path: Path, props: Mapping[str, str]) -> Path:
@@ -137,6 +132,9 @@ class JvmProcess:
 
     def _spawn(self, args: Sequence[str]) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
+        with self._seen:  # a restart: what the last run logged must not count for this one
+            self.tail.clear()
+            self.found.clear()
         self.proc = subprocess.Popen(["java", *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                      cwd=self.directory, preexec_fn=_die_with_parent)
         proc = self.proc
@@ -274,15 +272,17 @@ class KafkaBroker(JvmProcess):
         self.props.update(overrides or {})
 
     def start(self, timeout: float = 90.0) -> KafkaBroker:
+        """Format the storage unless a previous start did (a restart keeps its data), then start."""
         self.directory.mkdir(parents=True, exist_ok=True)
         config = _write_properties(self.directory / "server.properties", self.props)
         log4j = _log4j(self.directory)
-        formatted = subprocess.run(
-            ["java", *JVM_TOOL_OPTS, log4j, "-cp", classpath(), "kafka.tools.StorageTool", "format",
-             f"--cluster-id={_cluster_id()}", "-c", str(config), *(f"--feature={f}" for f in self.features)],
-            capture_output=True, text=True, timeout=120, check=False)
-        if formatted.returncode != 0:
-            raise RuntimeError(f"kafka-storage format failed:\n{formatted.stdout}\n{formatted.stderr}")
+        if not (Path(self.props["log.dirs"]) / "meta.properties").is_file():
+            formatted = subprocess.run(
+                ["java", *JVM_TOOL_OPTS, log4j, "-cp", classpath(), "kafka.tools.StorageTool", "format",
+                 f"--cluster-id={_cluster_id()}", "-c", str(config), *(f"--feature={f}" for f in self.features)],
+                capture_output=True, text=True, timeout=120, check=False)
+            if formatted.returncode != 0:
+                raise RuntimeError(f"kafka-storage format failed:\n{formatted.stdout}\n{formatted.stderr}")
         self._spawn([*self.heap, *JVM_SERVER_OPTS, log4j, "-cp", classpath(), "kafka.Kafka", str(config)])
         self.wait_until(lambda: self.logged("Kafka Server started"), timeout, "ready")
         return self

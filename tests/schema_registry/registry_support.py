@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import queue
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -16,6 +15,8 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 
+from tests.support.ports import free_port as free_port  # re-exported: the registry tests' port helper
+
 # Brokers for registry tests: groups rebalance at once and allow short sessions, so leader
 # elections take well under a second.
 FAST_GROUPS = {
@@ -23,13 +24,6 @@ FAST_GROUPS = {
     "group.min.session.timeout.ms": "500",
     "offsets.topic.num.partitions": "3",
 }
-
-
-def free_port() -> int:
-    """A loopback port free right now (the registry must advertise its port before it binds)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 class ServedApp:

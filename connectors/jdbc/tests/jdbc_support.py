@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,8 @@ import pytest
 import sqlalchemy as sa
 from confluent_kafka import Consumer, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+from tests.support.ports import free_port
 
 JSON_WORKER = {
     "key.converter": "org.apache.kafka.connect.json.JsonConverter",
@@ -179,9 +180,7 @@ class WorkerProcess:
                  extra: dict[str, str] | None = None, cwd: Path | None = None) -> None:
         self.data_dir = data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = int(s.getsockname()[1])
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         props = {"bootstrap.servers": bootstrap, "listeners": self.url,
                  "offset.storage.file.filename": str(data_dir / "connect.offsets"),

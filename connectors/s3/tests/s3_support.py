@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
+from tests.support.ports import free_port as _free_port
 from tests.support.process import stop
 
 __all__ = ["KEYS", "REGION", "MotoServer", "keys", "read"]
@@ -28,11 +28,6 @@ REGION = "us-west-2"
 #: moto accepts any credentials; the tests pass these explicitly (or through a config provider)
 KEYS = {"aws.access.key.id": "seaway-test", "aws.secret.access.key": "seaway-test-secret"}
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class MotoServer:

@@ -32,6 +32,7 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
 from confluent_kafka.cimpl import NewTopic
+from seaway.kafka_clients import close_producer
 from seaway.schema_registry.errors import ErrorCode, RegistryError
 from seaway.schema_registry.log import LogRecord
 from seaway.schema_registry.settings import RegistrySettings
@@ -79,8 +80,8 @@ class KafkaSchemaLog:
             "logger": _LIBRDKAFKA_LOG,  # librdkafka's chatter goes to logging, not straight to stderr
             **(extra_config or {}),
         }
-        self._admin = AdminClient(dict(base))
-        self.cluster_id = self._ensure_topic(replication_factor)
+        # the admin client serves the start only: not kept, so its threads end once the topic is checked
+        self.cluster_id = self._ensure_topic(AdminClient(dict(base)), replication_factor)
         self._producer = Producer(
             {**base, "acks": "all", "linger.ms": 0, "max.in.flight.requests.per.connection": 1}
         )
@@ -116,15 +117,15 @@ class KafkaSchemaLog:
 
     # -- topic ----------------------------------------------------------------------------
 
-    def _ensure_topic(self, replication_factor: int) -> str:
+    def _ensure_topic(self, admin: AdminClient, replication_factor: int) -> str:
         try:
-            metadata = self._admin.list_topics(timeout=self.timeout)
+            metadata = admin.list_topics(timeout=self.timeout)
         except KafkaException as exc:
             raise _store_error(f"Cannot reach Kafka to find the {self.topic} topic: {exc}") from exc
         topic = metadata.topics.get(self.topic)
         if topic is None or topic.error is not None:
-            self._create_topic(max(1, min(replication_factor, len(metadata.brokers))))
-            metadata = self._admin.list_topics(topic=self.topic, timeout=self.timeout)
+            self._create_topic(admin, max(1, min(replication_factor, len(metadata.brokers))))
+            metadata = admin.list_topics(topic=self.topic, timeout=self.timeout)
             topic = metadata.topics.get(self.topic)
         if topic is None or topic.error is not None:
             raise _store_error(f"The schemas topic {self.topic} is not available")
@@ -132,10 +133,10 @@ class KafkaSchemaLog:
             raise SchemaTopicError(
                 f"The schema topic {self.topic} should have only 1 partition but has {len(topic.partitions)}"
             )
-        self._verify_compacted()
+        self._verify_compacted(admin)
         return str(metadata.cluster_id or "")
 
-    def _create_topic(self, replication_factor: int) -> None:
+    def _create_topic(self, admin: AdminClient, replication_factor: int) -> None:
         spec = NewTopic(
             self.topic,
             num_partitions=1,
@@ -143,15 +144,15 @@ class KafkaSchemaLog:
             config={"cleanup.policy": "compact"},
         )
         try:
-            self._admin.create_topics([spec], operation_timeout=self.timeout)[self.topic].result(self.timeout)
+            admin.create_topics([spec], operation_timeout=self.timeout)[self.topic].result(self.timeout)
         except KafkaException as exc:
             if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:  # another instance won the race
                 raise _store_error(f"Cannot create the {self.topic} topic: {exc}") from exc
 
-    def _verify_compacted(self) -> None:
+    def _verify_compacted(self, admin: AdminClient) -> None:
         resource = ConfigResource(ConfigResource.Type.TOPIC, self.topic)
         try:
-            configs = self._admin.describe_configs([resource])[resource].result(self.timeout)
+            configs = admin.describe_configs([resource])[resource].result(self.timeout)
         except KafkaException as exc:
             raise _store_error(f"Cannot read the configuration of the {self.topic} topic: {exc}") from exc
         entry = configs.get("cleanup.policy")
@@ -241,7 +242,7 @@ class KafkaSchemaLog:
             time.sleep(0.1)
 
     def close(self) -> None:
-        self._producer.flush(self.timeout)
+        close_producer(self._producer, self.timeout)
         self._offsets.close()
         with self._read_lock:
             self._consumer.close()

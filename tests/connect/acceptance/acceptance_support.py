@@ -21,7 +21,7 @@ from confluent_kafka import Consumer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from tests.cli.clirun import SEAWAY
-from tests.cli.connect_worker import free_port
+from tests.support.ports import free_port
 
 __all__ = ["StandaloneWorker", "create_topic", "eventually", "high_watermark", "read_topic", "write_properties"]
 

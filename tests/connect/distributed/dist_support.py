@@ -6,7 +6,6 @@ import os
 import queue
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -17,6 +16,8 @@ from typing import Any
 
 import httpx
 
+from tests.support.ports import free_port
+
 __all__ = ["BROKER_OVERRIDES", "WorkerProcess", "dump_logs", "free_port", "start_all", "wait_for",
            "worker_properties"]
 
@@ -25,11 +26,6 @@ BROKER_OVERRIDES = {"group.initial.rebalance.delay.ms": "200", "group.min.sessio
 
 READY = "seaway connect worker ready on "
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def worker_properties(bootstrap: str, port: int, group: str, *, session_ms: int = 3000, heartbeat_ms: int = 300,

@@ -1,14 +1,17 @@
 """Issue 20's proof: kill -9 of a worker running an exactly-once FileStreamSource, 10 times, mid-file.
 
 One distributed worker (``exactly.once.source.support=enabled``) reads a 1,000,000-line file
-into a one-partition topic. Ten times, once the worker (re)started and committed its first
-transaction, it is killed with SIGKILL at a random moment up to 0.1 s later, inside an open
-transaction (frozen with SIGSTOP first to make sure: see ``freeze_inside_a_transaction``), and well
-before the end of the file (checked) and started again
-on the same config; the last run reads the rest. At the end the topic, read
-with ``read_committed``, must hold every line exactly once and in order; read uncommitted, it
-must hold more (the aborted transactions of the killed workers), which shows the kills did
-land inside transactions. The offsets the task resumed from were written in the same
+into a one-partition topic. Ten times, once the worker (re)started and its committed records
+passed the next of ten kill points spread evenly over the first part of the file (the k-th at
+k/12 of the lines), it is killed with SIGKILL at a random moment up to 0.1 s later, inside an
+open transaction (frozen with SIGSTOP first to make sure: see ``freeze_inside_a_transaction``),
+and started again on the same config; the last run reads the rest. The kill points are positions
+in the topic, not instants: a fast worker reaches each one sooner and a loaded one later, but
+each kill lands at the same place on any machine, well before the end of the file (checked;
+CI once saw a quiet machine read the whole file before the tenth kill when the kills were
+timed). At the end the topic, read with ``read_committed``, must hold every line exactly once
+and in order; read uncommitted, it must hold more (the aborted transactions of the killed
+workers), which shows the kills did land inside transactions. The offsets the task resumed from were written in the same
 transactions as the records, so a crash can neither lose a line nor repeat one.
 
 It runs on Seaway's broker only: against Apache Kafka 4.3.1 it passes too (80-90 s), which
@@ -47,6 +50,13 @@ def _beyond(end: StableEnd, start: int) -> bool:
     return end() > start
 
 
+def kill_point(kill: int) -> int:
+    """The last stable offset the ``kill``-th run (from 0) must pass before it is killed: the k-th
+    of ``KILLS`` points spread over the first ``KILLS / (KILLS + 2)`` of the file, so even the last
+    run leaves a sixth of it (~167,000 lines, seconds of reading) between its kill and the end."""
+    return (kill + 1) * LINES // (KILLS + 2)
+
+
 def _position(worker: WorkerProcess) -> int:
     """The file position in the connector's committed offsets (GET /connectors/{c}/offsets)."""
     offsets = worker.get("/connectors/lines/offsets").json()["offsets"]
@@ -77,9 +87,11 @@ def test_kill9_ten_times_while_reading_a_file_every_line_once_in_order(eos_broke
         high = StableEnd(bootstrap, topic, isolation="read_uncommitted")
         try:
             for kill in range(KILLS):
-                start = lso()
-                wait_for(partial(_beyond, lso, start), 120, 0.02,
-                         f"run {kill + 1} to commit its first transaction (from offset {start})")
+                # past the kill point: the run has committed transactions of its own (each run resumes
+                # below the next point: its predecessor was killed just past the previous one)
+                point = max(kill_point(kill), lso())
+                wait_for(partial(_beyond, lso, point), 180, 0.02,
+                         f"run {kill + 1} to commit records past offset {point}")
                 time.sleep(rng.uniform(0.0, 0.1))  # somewhere inside the following transactions
                 freeze_inside_a_transaction(worker, lso, high, 5)  # after 5 s, killed wherever it is
                 worker.kill()

@@ -23,9 +23,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.cli.clirun import SEAWAY
-from tests.cli.connect_worker import free_port
 from tests.connectors.spark_sink import lake_check
 from tests.support.broker import BrokerProcess
+from tests.support.ports import free_port
 from tests.support.process import stop
 
 GUIDE = Path(__file__).resolve().parents[3] / "docs" / "spark-sink.md"
@@ -108,7 +108,7 @@ def test_the_guides_example_lands_plain_json_and_the_idle_jvm_stops(
         status = httpx.get(f"{url}/connectors/orders-lake/status", timeout=10).json()
         failed = [t.get("trace", "") for t in status.get("tasks", []) if t["state"] == "FAILED"]
         assert not failed, failed[0]
-        files = sorted((lake / f"topic={topic}").rglob("*.parquet")) if lake.exists() else []
+        files = sorted((lake / topic).rglob("*.parquet")) if lake.exists() else []
         values = [v for f in files for v in pq.read_table(f).column("value").to_pylist()]
         return values if len(values) == RECORDS else None
 

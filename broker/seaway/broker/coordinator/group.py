@@ -241,19 +241,31 @@ class Group:
         return False
 
     # --- protocols --------------------------------------------------------------------
-    def candidate_protocols(self) -> set[str]:
+    def _protocol_counts(self) -> Counter[str]:
+        """How many members support each protocol name (Kafka's ``supportedProtocols``)."""
         counts: Counter[str] = Counter()
         for m in self.members.values():
             counts.update({name for name, _ in m.protocols})
-        return {name for name, n in counts.items() if n == len(self.members)}
+        return counts
+
+    def candidate_protocols(self) -> set[str]:
+        return {name for name, n in self._protocol_counts().items() if n == len(self.members)}
 
     def supports_protocols(self, protocol_type: str, names: list[str]) -> bool:
+        """Kafka's ``ClassicGroup.supportsProtocols``: whether a member with these may join.
+
+        An Empty group takes any non-empty protocol type and list. Otherwise the type must be
+        the group's and one of ``names`` supported by every member, which with no members
+        every name is: a group still rebalancing after its last member left, because a
+        KIP-394 pending member may yet join, takes any protocol (a new member then gets
+        MEMBER_ID_REQUIRED, not the INCONSISTENT_GROUP_PROTOCOL a Java consumer dies of).
+        """
         if self.state is GroupState.EMPTY:
             return bool(protocol_type) and bool(names)
         if self.protocol_type != protocol_type:
             return False
-        candidates = self.candidate_protocols()
-        return any(name in candidates for name in names)
+        counts = self._protocol_counts()
+        return any(counts[name] == len(self.members) for name in names)
 
     def select_protocol(self) -> str:
         """Each member votes for its preferred common protocol; most votes wins.

@@ -12,8 +12,18 @@ On compacted topics the log's validation refuses keyless records
 (:mod:`seaway.broker.log.cleaner_keys`).
 
 State is loaded lazily, on the first idempotent batch a partition receives after start:
-the newest ``<offset>.snapshot`` at or below the log end offset is read and the batch
-headers after it are replayed (headers only). Snapshots, Kafka's ``<offset>.snapshot``
+the newest ``<offset>.snapshot`` above the log start offset and at or below the log end
+offset is read and the batch headers after it are replayed (headers only), else every
+header from the log start. As Kafka's ``ProducerStateManager.truncateAndReload``, the
+snapshots outside that range are deleted, never loaded: one beyond the log end describes
+records a crash took away; one at or below the log start cannot be brought up to date,
+since the records between it and the log start that a replay would need are gone
+(DeleteRecords, retention), and loading it anyway left producers behind their real last
+sequence, refusing their next batch as OUT_OF_ORDER_SEQUENCE_NUMBER. The
+out-of-range ones of every partition are deleted when the broker starts, before any append
+could move the log end past a stale one; while the broker runs, those a moving log start
+leaves behind are deleted by the snapshot thread. Producers already in memory are kept when
+the log start moves, as Kafka keeps them. Snapshots, Kafka's ``<offset>.snapshot``
 files in the partition dir (JSON here), are written by a background thread for a
 partition whose state changed, when it has rolled a segment since its last snapshot (as
 Kafka) or ``snapshot_interval_ms`` has passed since it (``log.flush.offset.checkpoint.
@@ -67,7 +77,7 @@ from seaway.protocol.record_batch import BatchHeader
 if TYPE_CHECKING:
     from seaway.broker.log.log_manager import LogManager
 
-__all__ = ["SNAPSHOT_SUFFIX", "ProducerStateManager", "snapshot_offsets"]
+__all__ = ["SNAPSHOT_SUFFIX", "ProducerStateManager", "delete_unusable_snapshots", "snapshot_offsets"]
 
 log = logging.getLogger("seaway.broker.producer")
 
@@ -99,6 +109,26 @@ def _snapshot_path(directory: Path, offset: int) -> Path:
     return directory / f"{offset:020d}{SNAPSHOT_SUFFIX}"
 
 
+def delete_unusable_snapshots(directory: Path, log_start: int, log_end: int | None = None) -> list[int]:
+    """Delete the snapshots at or below ``log_start`` (and above ``log_end`` when given);
+    the offsets of those left, ascending.
+
+    Kafka's ``truncateAndReload`` rule: a snapshot at or below the log start offset is never
+    loaded, even one exactly at it (the producers it knows wrote nothing that is still in
+    the log), nor one beyond the log end offset (it describes records that are gone).
+    """
+    kept = []
+    for offset in snapshot_offsets(directory):
+        if offset <= log_start or (log_end is not None and offset > log_end):
+            where = "at or below the log start" if offset <= log_start else "beyond the log end"
+            log.info("deleting producer snapshot %s %s offset %d", _snapshot_path(directory, offset), where,
+                     log_start if offset <= log_start else log_end)
+            _snapshot_path(directory, offset).unlink(missing_ok=True)
+        else:
+            kept.append(offset)
+    return kept
+
+
 @dataclass
 class _Tracked:
     log: PartitionLog
@@ -107,6 +137,8 @@ class _Tracked:
     """Base offset of the active segment when the last snapshot was written (-1: none)."""
     snapshot_at: float
     """``time.monotonic()`` of the last snapshot (or of loading)."""
+    log_start: int
+    """The log start offset at which the snapshots below it were last deleted."""
 
 
 class ProducerStateManager:
@@ -264,14 +296,10 @@ class ProducerStateManager:
             leftover.unlink(missing_ok=True)
         end = plog.log_end_offset
         state = PartitionProducerState()
-        start = plog.log_start_offset
+        start = log_start = plog.log_start_offset
         found_snapshot = False
-        for offset in reversed(snapshot_offsets(directory)):
+        for offset in reversed(delete_unusable_snapshots(directory, log_start, end)):
             path = _snapshot_path(directory, offset)
-            if offset > end:
-                log.info("removing producer snapshot %s beyond the log end offset %d", path, end)
-                path.unlink(missing_ok=True)
-                continue
             try:
                 data = json.loads(path.read_bytes())
                 state.load_json(data["producers"])
@@ -308,7 +336,8 @@ class ProducerStateManager:
             end,
         )
         self.replayed_batches += replayed
-        return _Tracked(plog, state, segments[-1].base_offset if found_snapshot else -1, time.monotonic())
+        return _Tracked(plog, state, segments[-1].base_offset if found_snapshot else -1, time.monotonic(),
+                        log_start)
 
     @staticmethod
     def _replay_marker(plog: PartitionLog, fd: int, header: BatchHeader, state: PartitionProducerState) -> None:
@@ -371,13 +400,41 @@ class ProducerStateManager:
                 rolled = tracked.log.segments()[-1].base_offset != tracked.snapshot_base
                 if state.changed and (rolled or shutdown or mono - tracked.snapshot_at >= interval_s):
                     self._snapshot(tracked)
+                log_start = tracked.log.log_start_offset
+                if log_start != tracked.log_start:
+                    # DeleteRecords or retention moved it: the snapshots it passed are unusable
+                    # (the producers in memory stay, as in Kafka).
+                    delete_unusable_snapshots(tracked.log.directory, log_start)
+                    tracked.log_start = log_start
             except Exception as exc:
                 log.warning("cannot snapshot producer state of %s-%d: %s", *key, exc)
 
     # -- lifecycle -----------------------------------------------------------------------
 
+    def delete_all_unusable_snapshots(self) -> int:
+        """Delete every partition's snapshots outside (log start, log end]; how many went.
+
+        Run when the broker starts, before any append: a snapshot beyond the log end (a
+        crash lost the tail it describes) must go before ordinary producers' appends move
+        the log end past it, or the lazy load would take it for a valid one.
+        """
+        deleted = 0
+        for name, meta in self.logs.topics().items():
+            for partition in range(meta.num_partitions):
+                plog = self.logs.get_log(name, partition)
+                if plog is None:
+                    continue
+                found = snapshot_offsets(plog.directory)
+                if found and (found[0] <= plog.log_start_offset or found[-1] > plog.log_end_offset):
+                    left = delete_unusable_snapshots(plog.directory, plog.log_start_offset, plog.log_end_offset)
+                    deleted += len(found) - len(left)
+        return deleted
+
     def start(self) -> ProducerStateManager:
+        """Delete unusable snapshots (:meth:`delete_all_unusable_snapshots`), then start the
+        snapshot and expiry thread."""
         if self._thread is None:
+            self.delete_all_unusable_snapshots()
             self._thread = threading.Thread(target=self._run, name="producer-state", daemon=True)
             self._thread.start()
         return self

@@ -13,6 +13,7 @@ import logging
 from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import CollectorRegistry
+from seaway.connect.api.errors import NotFoundError
 from seaway.connect.rest.deps import herder_of
 from seaway.connect.runtime.herder import Herder, HerderError
 from seaway.connect.runtime.metrics import RebalanceMetrics, WorkerCollector, WorkerSnapshot, task_snapshots
@@ -31,7 +32,10 @@ async def worker_snapshot(herder: Herder) -> WorkerSnapshot:
     for name in await herder.connectors():
         try:
             status = await herder.connector_status(name)
-        except HerderError:  # deleted meanwhile, or no status yet: not a scrape failure
+        except (HerderError, NotFoundError):
+            # deleted meanwhile, or no status yet (a worker that has read the connector's config but not
+            # yet its first status record: right after a create, on every worker but the one running it):
+            # not a scrape failure, the connector is left out of this scrape
             continue
         connector_states[name] = status.connector.state.value
         for t in status.tasks:

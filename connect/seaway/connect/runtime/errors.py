@@ -31,6 +31,7 @@ from confluent_kafka import KafkaException, Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from seaway.connect.api import ConnectError, ErrantRecordReporter, RetriableError, SinkRecord, SourceRecord
 from seaway.connect.runtime.config_providers import REDACTOR
+from seaway.kafka_clients import close_producer
 
 __all__ = [
     "DeadLetterQueueReporter",
@@ -218,7 +219,10 @@ class DeadLetterQueueReporter(ErrorReporter):
     def close(self) -> None:
         self._closed.set()
         self._poller.join()
-        self.producer.flush(5)
+        dropped = close_producer(self.producer, 5)
+        if dropped:
+            log.warning("%d records for the dead letter queue %s were not acknowledged before close", dropped,
+                        self.topic)
 
 
 class RetryWithToleranceOperator:

@@ -64,6 +64,7 @@ from seaway.connect.runtime.worker_source_task import (
     _last_offsets,
     _partition_key,
 )
+from seaway.kafka_clients import close_producer
 
 __all__ = ["ExactlyOnceSetup", "ExactlyOnceWorkerSourceTask", "WorkerTransactionContext", "transactional_producer"]
 
@@ -216,8 +217,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
                 self.setup.close()
             finally:
                 if self.producer is not None:
-                    self.producer.flush(0)
-                    self.producer = None
+                    producer, self.producer = self.producer, None
+                    close_producer(producer)
 
     def on_pause(self) -> None:
         # commit now: a transaction left open while paused would time out, and the task be fenced

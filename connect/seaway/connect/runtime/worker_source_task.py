@@ -57,6 +57,7 @@ from seaway.connect.runtime.herder import ConnectorTaskId, TargetState
 from seaway.connect.runtime.offsets import OffsetStorageReaderImpl, OffsetStorageWriter
 from seaway.connect.runtime.task_setup import TaskSetup
 from seaway.connect.runtime.worker_task import TaskStatusListener, WorkerTask
+from seaway.kafka_clients import close_producer
 
 __all__ = ["SourceTaskContextImpl", "WorkerSourceTask"]
 
@@ -234,8 +235,8 @@ class WorkerSourceTask(WorkerTask):
                 self.setup.close()
             finally:
                 if self.producer is not None:
-                    self.producer.flush(0)
-                    self.producer = None
+                    producer, self.producer = self.producer, None
+                    close_producer(producer)
 
     def on_pause(self) -> None:
         self.commit_offsets(final=False)

@@ -33,6 +33,7 @@ from typing import Any
 from confluent_kafka import KafkaException, Producer
 from seaway.connect.runtime.distributed.kafka_stores import ClusterConfigState, KafkaConfigBackingStore
 from seaway.connect.runtime.herder import HerderError
+from seaway.kafka_clients import close_producer
 
 __all__ = ["ZombieFencing", "fence_producers"]
 
@@ -56,7 +57,7 @@ def fence_producers(producer_config: dict[str, Any], transactional_ids: list[str
         except KafkaException as e:
             raise HerderError(f"Failed to fence out the producer with transactional id {transactional_id}: {e}") from e
         finally:
-            producer.flush(0)
+            close_producer(producer)
 
     if not transactional_ids:
         return

@@ -38,6 +38,7 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic  # type: ignore[attr-defined]
 from seaway.errors import SeawayError
+from seaway.kafka_clients import close_producer
 
 __all__ = ["FencedError", "InternalTopicError", "KafkaBasedLog", "TransactionalWriter", "ensure_topic"]
 
@@ -155,7 +156,8 @@ class KafkaBasedLog:
         if self._thread is not None:
             self._thread.join(10)
         if self._producer is not None:
-            self._producer.flush(5)
+            producer, self._producer = self._producer, None
+            close_producer(producer, 5)
         with self._requests_lock:
             for request in self._requests:
                 if not request.future.done():
@@ -300,7 +302,7 @@ class TransactionalWriter:
             try:
                 producer.init_transactions(timeout)
             except KafkaException as e:
-                producer.flush(0)
+                close_producer(producer)
                 raise FencedError(f"Failed to claim write privileges for {self.topic} as "
                                   f"{self.transactional_id}: {e}") from e
             self._producer = producer
@@ -310,7 +312,7 @@ class TransactionalWriter:
         with self._lock:
             producer, self._producer = self._producer, None
         if producer is not None:
-            producer.flush(0)
+            close_producer(producer)
 
     def send_all(self, records: list[tuple[bytes | None, bytes | None]], timeout: float = 30.0) -> int:
         """Write ``records`` in one transaction; the end offset reached. Raises :class:`FencedError`."""
@@ -341,6 +343,6 @@ class TransactionalWriter:
                 # an abortable error leaves a transaction open; a fatal one (fenced) cannot abort
                 with contextlib.suppress(KafkaException):
                     producer.abort_transaction(5)
-                producer.flush(0)
+                close_producer(producer)
                 raise FencedError(f"Failed to write to {self.topic} as {self.transactional_id}: {e}") from e
             return max(ends, default=0)

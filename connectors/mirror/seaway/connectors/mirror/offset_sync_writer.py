@@ -34,6 +34,7 @@ from typing import Any
 
 from confluent_kafka import Producer
 from seaway.connectors.mirror.formats import OffsetSync
+from seaway.kafka_clients import close_producer
 
 __all__ = ["MAX_OUTSTANDING_OFFSET_SYNCS", "MAX_QUEUED_PER_PARTITION", "OffsetSyncWriter", "PartitionState"]
 
@@ -177,6 +178,6 @@ class OffsetSyncWriter:
     def close(self, timeout: float = 5.0) -> None:
         """Send what is due and wait up to ``timeout`` for it (Kafka closes its producer the same way)."""
         self.fire_pending()
-        remaining = self._producer.flush(timeout)
+        remaining = close_producer(self._producer, timeout)
         if remaining:
             log.warning("%d offset syncs to %s were not acknowledged before close", remaining, self.topic)
