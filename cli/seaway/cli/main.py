@@ -22,6 +22,8 @@ __all__ = ["main"]
 # subcommand -> (module with a main(argv) -> int, one-line help)
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "broker": ("seaway.broker.cli", "run the Kafka-protocol broker"),
+    "storage": ("seaway.broker.storage_cli", "format a broker's directories with its first SCRAM users "
+                "(kafka-storage.sh format --add-scram)"),
     "registry": ("seaway.cli.registry", "run the Avro schema registry (Confluent-compatible)"),
     "topics": ("seaway.cli.topics", "create, list, describe, delete, alter-config topics"),
     "groups": ("seaway.cli.groups", "list, describe (lag and its status), reset offsets of, delete consumer groups"),

@@ -68,8 +68,8 @@ def test_unsupported_urls_name_the_key(bad: str) -> None:
     assert raised.value.name == "connection.url"
 
 
-def test_source_cross_checks_name_the_key() -> None:
-    base = {"connection.url": "jdbc:sqlite:x.db", "topic.prefix": "p-"}
+def test_source_cross_checks_name_the_key(tmp_path: Path) -> None:
+    base = {"connection.url": f"jdbc:sqlite:{tmp_path}/x.db", "topic.prefix": "p-"}
     assert parse_source({**base, "mode": "bulk"}).batch_max_rows == 100
     for props, key in [({"mode": "timestamp"}, "timestamp.column.name"),
                        ({}, "mode"),
@@ -80,14 +80,35 @@ def test_source_cross_checks_name_the_key() -> None:
         assert raised.value.name == key
 
 
-def test_sink_cross_checks_name_the_key() -> None:
-    base = {"connection.url": "jdbc:sqlite:x.db"}
+def test_sink_cross_checks_name_the_key(tmp_path: Path) -> None:
+    base = {"connection.url": f"jdbc:sqlite:{tmp_path}/x.db"}
     assert parse_sink(base).insert_mode == "insert"
     for props, key in [({"delete.enabled": "true", "pk.mode": "record_value"}, "delete.enabled"),
                        ({"insert.mode": "update"}, "pk.mode")]:
         with pytest.raises(ConfigError) as raised:
             parse_sink({**base, **props})
         assert raised.value.name == key
+
+
+@pytest.mark.parametrize("url", ["jdbc:sqlite:test.db", "sqlite:///test.db", "jdbc:sqlite:sub/test.db"])
+def test_a_relative_sqlite_path_must_name_a_file_in_the_workers_directory(
+        url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite creates a missing file on connect: a relative path meant for the user's shell became an
+    empty database in the worker's folder (``seaway up``'s), and the connector ran on it silently."""
+    monkeypatch.chdir(tmp_path)
+    expected = tmp_path / url.rpartition(":")[2].removeprefix("///")
+    for parse, extra in ((parse_sink, {}), (parse_source, {"mode": "bulk", "topic.prefix": "p-"})):
+        with pytest.raises(ConfigError) as raised:
+            parse({"connection.url": url, **extra})
+        assert raised.value.name == "connection.url"
+        assert f"{expected} does not exist" in str(raised.value)
+        assert str(tmp_path) in str(raised.value)  # the worker's directory, where it looked
+    assert list(tmp_path.iterdir()) == []  # nothing created
+    expected.parent.mkdir(exist_ok=True)
+    expected.touch()
+    assert parse_sink({"connection.url": url}).url == url  # an existing file: resolved there, as documented
+    for fine in ("jdbc:sqlite::memory:", f"jdbc:sqlite:{tmp_path}/new.db", "sqlite://"):
+        assert parse_sink({"connection.url": fine}).url == fine  # memory, or absolute (the sink may create it)
 
 
 def test_offsets_are_confluents() -> None:

@@ -29,7 +29,7 @@ from seaway.connect.api import (
     Range,
     ValidString,
 )
-from seaway.connectors.jdbc.urls import to_sqlalchemy_url
+from seaway.connectors.jdbc.urls import sqlite_path_problem, to_sqlalchemy_url
 
 __all__ = ["SINK_CONFIG_DEF", "SOURCE_CONFIG_DEF", "SinkConfig", "SourceConfig", "parse_sink", "parse_source",
            "sink_problems", "source_problems"]
@@ -95,6 +95,13 @@ def _connection(definition: ConfigDef, group: str) -> ConfigDef:
                     CaseInsensitiveValidString.in_("always", "never"),
                     Importance.MEDIUM, "When to quote table names, column names, and other identifiers in "
                     "SQL statements.", group, 8))
+
+
+def _sqlite_path(url: Any, problems: list[tuple[str, str]]) -> None:
+    """A relative SQLite path must name an existing file in the worker's directory (urls.py says why)."""
+    problem = sqlite_path_problem(str(url)) if url else None
+    if problem:
+        problems.append((CONNECTION_URL, problem))
 
 
 # -- source -------------------------------------------------------------------------------------------
@@ -198,6 +205,7 @@ def source_problems(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     if not get(CONNECTION_URL):
         problems.append((CONNECTION_URL, f'Missing required configuration "{CONNECTION_URL}" which has no '
                                          "default value."))
+    _sqlite_path(get(CONNECTION_URL), problems)
     mode = get(MODE) or ""
     if not mode:
         problems.append((MODE, "Missing required configuration \"mode\": one of " + ", ".join(MODES)))
@@ -297,6 +305,8 @@ class SinkConfig:
     auto_evolve: bool
     max_retries: int
     retry_backoff_ms: int
+    connector: str = ""
+    """The connector's ``name`` (the runtime puts it in every task's config), for messages."""
 
 
 def sink_problems(props: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -304,6 +314,7 @@ def sink_problems(props: Mapping[str, Any]) -> list[tuple[str, str]]:
     if not props.get(CONNECTION_URL):
         problems.append((CONNECTION_URL, f'Missing required configuration "{CONNECTION_URL}" which has no '
                                          "default value."))
+    _sqlite_path(props.get(CONNECTION_URL), problems)
     pk_mode, pk_fields = props.get("pk.mode"), [f for f in props.get("pk.fields") or [] if f]
     if props.get("delete.enabled") and pk_mode != "record_key":
         problems.append(("delete.enabled", "Deletes are only supported for pk.mode record_key"))
@@ -327,4 +338,5 @@ def parse_sink(props: Mapping[str, str]) -> SinkConfig:
         delete_enabled=v["delete.enabled"], table_name_format=v["table.name.format"], pk_mode=v["pk.mode"],
         pk_fields=tuple(f for f in v["pk.fields"] if f),
         fields_whitelist=tuple(f for f in v["fields.whitelist"] if f), auto_create=v["auto.create"],
-        auto_evolve=v["auto.evolve"], max_retries=v["max.retries"], retry_backoff_ms=v["retry.backoff.ms"])
+        auto_evolve=v["auto.evolve"], max_retries=v["max.retries"], retry_backoff_ms=v["retry.backoff.ms"],
+        connector=str(props.get("name") or ""))

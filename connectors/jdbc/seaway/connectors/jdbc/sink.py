@@ -4,8 +4,9 @@ Each ``put`` is one database transaction (see ``writer.py``): everything in it i
 nothing. A driver error rolls back, drops the connection and raises ``RetriableError`` after
 ``context.timeout(retry.backoff.ms)``, so the runtime hands the same records again, up to
 ``max.retries`` times in a row before the task fails, as Confluent's task does. Errors that a
-retry cannot fix (a record that does not fit ``pk.mode``, a missing table without
-``auto.create``) fail the task at once with a message naming the record or table.
+retry cannot fix (a record without a Struct value schema or that does not fit ``pk.mode``:
+``validator.py``; a missing table without ``auto.create``) fail the task at once, before any
+SQL, with a message naming the record or table.
 
 Offsets are committed by the runtime after ``put`` returned, so a crash between the commit of
 the transaction and the offset commit delivers the last records again: upserts make that

@@ -17,11 +17,19 @@ with a warning naming it (JDBC driver options mean nothing to a Python driver). 
 read, or a database other than the three supported, is a :class:`ConfigError` naming
 ``connection.url``. :func:`describe` renders a URL with its password hidden: the only form
 that may reach a log line or an error message.
+
+A relative SQLite path (``jdbc:sqlite:test.db``, Confluent's quickstart) is resolved against
+the worker's working directory, as Java's SQLite driver does, and must name a file that exists
+there (:func:`sqlite_path_problem`): SQLite creates a missing file on connect, so a path
+meant for the user's shell would otherwise become a new, empty database wherever the worker
+happens to run (``seaway up``'s folder), and the connector would run on it without a word.
+An absolute path may name a file yet to be made (the sink's ``auto.create``).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
 from urllib.parse import parse_qsl, urlsplit
 
@@ -30,7 +38,7 @@ from sqlalchemy import URL
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
-__all__ = ["CONNECTION_URL", "describe", "to_sqlalchemy_url"]
+__all__ = ["CONNECTION_URL", "describe", "sqlite_path_problem", "to_sqlalchemy_url"]
 
 log = logging.getLogger(__name__)
 
@@ -147,3 +155,29 @@ def to_sqlalchemy_url(connection_url: str, user: str | None = None, password: st
     if password:
         url = url.set(password=password)
     return url
+
+
+def sqlite_path_problem(connection_url: str) -> str | None:
+    """Why a relative SQLite path may not be used (it names no file in the worker's directory), else None.
+
+    URLs that are not SQLite, in-memory databases, ``file:`` URIs (they carry their own
+    ``mode=``) and absolute paths pass; so does a URL the ``connection.url`` validator already
+    refuses (its own message says why).
+    """
+    try:
+        url = to_sqlalchemy_url(connection_url)
+    except ConfigError:
+        return None
+    database = url.database
+    if (url.get_backend_name() != "sqlite" or not database or database == ":memory:"
+            or database.startswith("file:") or os.path.isabs(database)):
+        return None
+    resolved = os.path.abspath(database)
+    if os.path.exists(resolved):
+        return None
+    return (f"Invalid value {describe_raw(connection_url)} for configuration {CONNECTION_URL}: the SQLite path "
+            f"{database!r} is relative, so it is resolved against the worker's working directory "
+            f"({os.getcwd()}), and {resolved} does not exist. The connector does not create a database file at a "
+            "relative path (it would land wherever the worker runs, e.g. the folder `seaway up` was started in, "
+            "not where you are): give the file's absolute path, e.g. "
+            f"jdbc:sqlite:/path/to/{os.path.basename(database)} (the sink creates a missing file there).")

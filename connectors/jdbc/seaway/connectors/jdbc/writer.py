@@ -30,6 +30,7 @@ from seaway.connectors.jdbc.connection import Database
 from seaway.connectors.jdbc.dialect import TableId
 from seaway.connectors.jdbc.fields import FieldLayout, layout_for
 from seaway.connectors.jdbc.tables import reflect_columns
+from seaway.connectors.jdbc.validator import check_key, check_tombstone, check_value, needs_key
 from sqlalchemy import inspect
 
 __all__ = ["Writer"]
@@ -37,6 +38,7 @@ __all__ = ["Writer"]
 log = logging.getLogger(__name__)
 
 _DELETE = object()  # a tombstone in the per-key reduction
+_UNCHECKED = object()  # no schema checked yet in this put
 
 
 class Writer:
@@ -113,20 +115,29 @@ class Writer:
                 self._write_run(cursor, table, layout, run)
 
     def _runs(self, records: list[SinkRecord]) -> list[tuple[Schema | None, Schema | None, list[SinkRecord]]]:
-        """Consecutive records sharing key and value schema; tombstones join the run they follow."""
+        """Consecutive records sharing key and value schema; tombstones join the run they follow.
+
+        A record the sink cannot write (no Struct value schema, no key schema where the key is
+        needed) fails the put here, before any SQL: :mod:`validator` says why and what to change.
+        """
         runs: list[tuple[Schema | None, Schema | None, list[SinkRecord]]] = []
         key_schema: Schema | None = None
         value_schema: Schema | None = None
         current: list[SinkRecord] | None = None
+        cfg = self.cfg
+        keyed = needs_key(cfg)
+        checked_value: object = _UNCHECKED  # the last value / key schema found writable (validator.py)
+        checked_key: object = _UNCHECKED
         for record in records:
             tombstone = record.value is None
-            if tombstone and not self.cfg.delete_enabled:
-                raise ConnectError(f"Record at {record.topic}-{record.kafka_partition}@{record.kafka_offset} has a "
-                                   "null value (a tombstone) but delete.enabled=false: the JDBC sink needs a Struct "
-                                   "value, or delete.enabled=true with pk.mode=record_key")
-            if record.key is None and self.cfg.pk_mode == "record_key":
-                raise ConnectError(f"Record at {record.topic}-{record.kafka_partition}@{record.kafka_offset} has a "
-                                   "null key but pk.mode=record_key")
+            if tombstone:
+                check_tombstone(cfg, record)
+            elif record.value_schema is not checked_value:
+                check_value(cfg, record)
+                checked_value = record.value_schema
+            if keyed and (record.key is None or record.key_schema is not checked_key):
+                check_key(cfg, record)
+                checked_key = record.key_schema
             same = current is not None and record.key_schema == key_schema and (
                 tombstone or record.value_schema == value_schema or value_schema is None)
             if not same:
