@@ -55,7 +55,7 @@ def test_produce_reports_failures(shared_broker: BrokerProcess, topic_name: str)
     assert partial.returncode == 1
     assert "line 2 has no key separator" in partial.stderr.decode()
     assert "2 of 2 record(s) delivered" in partial.stderr.decode()
-    wrong = seaway("produce", topic_name, "--partition", "9", "--timeout", "5", *b, stdin=b"x\n")
+    wrong = seaway("produce", topic_name, "--partition", "9", "--timeout-ms", "5000", *b, stdin=b"x\n")
     assert wrong.returncode == 1 and "0 of 1 record(s) delivered" in wrong.stderr.decode()
     missing = seaway("consume", topic_name + "-nope", "--timeout-ms", "1000", *b)
     assert missing.returncode == 1 and missing.stderr.decode().splitlines()[-1].startswith("Error: topic ")

@@ -79,8 +79,8 @@ def _states(connector: str, task: str | None) -> Callable[[Any], bool]:
 
 
 def _file_plugins(plugins: Any) -> Any:
-    """The FileStream entries, found by simple name (each worker names its own classes)."""
-    return sorted((p.get("class", "").rsplit(".", 1)[-1], sorted(p)) for p in plugins
+    """The FileStream entries, with their full class names (Seaway lists Kafka's, as Kafka does)."""
+    return sorted((p.get("class", ""), sorted(p)) for p in plugins
                   if p.get("class", "").endswith((".FileStreamSourceConnector", ".FileStreamSinkConnector")))
 
 

@@ -188,6 +188,7 @@ def _rest_servers(herder: Any, config: Any, internal: Any = None) -> list[Any]:
     import os
 
     import uvicorn
+    from seaway.http_timeouts import read_timeout_protocol
 
     class _Server(uvicorn.Server):
         @contextlib.contextmanager
@@ -204,10 +205,11 @@ def _rest_servers(herder: Any, config: Any, internal: Any = None) -> list[Any]:
         admin_app = app_module.create_admin_app(herder, users=security.users)
         served += [(admin_app, listener, security.admin_ssl) for listener in security.admin_listeners]
     servers = []
+    protocol = read_timeout_protocol(int(config.get("rest.request.read.timeout.ms")))  # slow senders: closed
     for served_app, listener, context in served:
         tls = context if listener.scheme == "https" else None
         servers.append(_Server(uvicorn.Config(
-            served_app, host=listener.host, port=listener.port, log_level="warning", lifespan="off",
+            served_app, host=listener.host, port=listener.port, log_level="warning", lifespan="off", http=protocol,
             ssl_context_factory=None if tls is None else _context_factory(tls))))
     return servers
 

@@ -10,6 +10,8 @@ A secured worker (HTTPS, HTTP Basic authentication: :mod:`seaway.connect.rest.se
 the system's), ``--cert``/``--key`` for a client certificate, and ``--user`` whose password
 comes from ``--password-file``, the ``SEAWAY_CONNECT_PASSWORD`` environment variable or a
 prompt, never from the command line (where other users of the machine could read it).
+``--timeout-ms`` bounds each request, in milliseconds as every command's timeout (the
+seconds-valued ``--timeout`` of earlier versions is refused with a hint).
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from seaway.cli.topics import CliError, parse_properties, shown
+from seaway.cli.cluster import DEFAULT_TIMEOUT_MS
+from seaway.cli.topics import CliError, milliseconds, parse_properties, refuse_seconds_timeout, shown
 
 __all__ = ["DEFAULT_URL", "load_connector_file", "main", "render_table"]
 
@@ -261,7 +264,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="seaway connectors", description="Manage connectors of a Connect worker.")
     parser.add_argument("--url", default=DEFAULT_URL, help=f"the worker's REST API (default {DEFAULT_URL})")
     parser.add_argument("--json", action="store_true", help="print the REST response as JSON")
-    parser.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)")
+    parser.add_argument("--timeout-ms", type=milliseconds, default=DEFAULT_TIMEOUT_MS, metavar="MS",
+                        help=f"per request, in milliseconds (default {DEFAULT_TIMEOUT_MS})")
+    refuse_seconds_timeout(parser)
     parser.add_argument("--ca-file", metavar="FILE", help="PEM CA certificate(s) to verify an https worker")
     parser.add_argument("--cert", metavar="FILE", help="PEM client certificate (mutual TLS)")
     parser.add_argument("--key", metavar="FILE", help="PEM private key of --cert (unencrypted)")
@@ -345,7 +350,7 @@ def _auth(args: argparse.Namespace) -> tuple[str, str] | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
-        api = Api(args.url, args.timeout, auth=_auth(args), verify=_verify(args))
+        api = Api(args.url, args.timeout_ms / 1000, auth=_auth(args), verify=_verify(args))
     except CliError as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 1

@@ -8,7 +8,11 @@ consume prints one line per record: ``[headers<sep>][key<sep>]value``, with head
 ``k:v,k:v`` (``NO_HEADERS`` when none) and ``null`` for a missing key or value, exactly
 the layout of kafka-console-consumer with print.headers/print.key. Bytes are written as
 they are, so what was produced comes back identical. It stops after ``--max-messages``
-records or ``--timeout-ms`` without any record, and reports the count on stderr.
+records or ``--timeout-ms`` without any record (kafka-console-consumer's option), and reports
+the count on stderr. Timeouts are milliseconds: produce's ``--timeout-ms`` bounds a record's
+delivery (``message.timeout.ms``) and the final flush; consume's is also how long it waits for
+the cluster and the topic (30000 when not given). The seconds-valued ``--timeout`` of earlier
+versions is refused with a hint.
 
 Without ``--group`` the consumer assigns partitions itself (no group coordinator needed,
 nothing committed); with ``--group`` and no ``--partition``/``--offset`` it subscribes and
@@ -45,8 +49,19 @@ from confluent_kafka import (
     Producer,
     TopicPartition,
 )
+from seaway.cli.cluster import DEFAULT_TIMEOUT_MS, open_client
 from seaway.cli.console_avro import FrameDecoder, JsonAvroEncoder, registry_url
-from seaway.cli.topics import CliError, add_connection_options, client_config, kafka_error_text, registry_props, shown
+from seaway.cli.topics import (
+    CliError,
+    add_connection_options,
+    add_timeout_option,
+    client_config,
+    kafka_error_text,
+    milliseconds,
+    refuse_seconds_timeout,
+    registry_props,
+    shown,
+)
 
 __all__ = ["consume", "format_record", "main", "produce"]
 
@@ -77,7 +92,8 @@ def _produce_parser() -> argparse.ArgumentParser:
     parser.add_argument("--key-schema", metavar="FILE",
                         help="likewise for keys (<topic>-key); needs --key-separator")
     _add_registry_option(parser)
-    add_connection_options(parser)
+    add_connection_options(parser, timeout=False)
+    add_timeout_option(parser, what="the cluster and for each record's delivery")
     return parser
 
 
@@ -125,11 +141,11 @@ def produce(argv: Sequence[str], stdin: IO[bytes] | None = None) -> int:
 
 def _produce(args: argparse.Namespace, headers: list[tuple[str, str | bytes | None]], separator: bytes | None,
              key_avro: JsonAvroEncoder | None, value_avro: JsonAvroEncoder | None, stdin: IO[bytes] | None) -> int:
-    producer = Producer(client_config(args, **{
+    producer, watch = open_client(Producer, client_config(args, **{
         "acks": _ACKS[args.acks],
         "compression.type": args.compression,
-        "message.timeout.ms": int(args.timeout * 1000),
-    }))
+        "message.timeout.ms": args.timeout_ms,
+    }), args.timeout_ms)
     failures: list[str] = []
     sent = 0
     delivered = 0
@@ -161,6 +177,7 @@ def _produce(args: argparse.Namespace, headers: list[tuple[str, str | bytes | No
         except ValueError as exc:
             failures.append(f"line {number}: {exc}")
             continue
+        sent += 1
         while True:
             try:
                 producer.produce(args.topic, line, key, headers=headers or None, on_delivery=on_delivery,
@@ -168,11 +185,15 @@ def _produce(args: argparse.Namespace, headers: list[tuple[str, str | bytes | No
                 break
             except BufferError:
                 producer.poll(0.1)  # the local queue is full: let deliveries drain it
-        sent += 1
+            except KafkaException as exc:  # refused before sending (no such partition...)
+                failures.append(f"line {number}: {kafka_error_text(exc)}")
+                break
         producer.poll(0)
-    undelivered = producer.flush(args.timeout)
+        watch.check()
+    undelivered = producer.flush(args.timeout_ms / 1000)
+    watch.check()
     if undelivered:
-        failures.append(f"{undelivered} record(s) still undelivered after {args.timeout:g}s")
+        failures.append(f"{undelivered} record(s) still undelivered after {args.timeout_ms} ms")
     if failures:
         print(f"Error: {len(failures)} problem(s), {delivered} of {sent} record(s) delivered; "
               f"first: {failures[0]}", file=sys.stderr)
@@ -192,7 +213,9 @@ def _consume_parser() -> argparse.ArgumentParser:
     parser.add_argument("--offset", help="start offset: a number, earliest or latest (all chosen partitions)")
     parser.add_argument("--group", help="consumer group (default: none, partitions assigned directly)")
     parser.add_argument("--max-messages", type=int, help="exit after this many records")
-    parser.add_argument("--timeout-ms", type=int, help="exit after this long without a record")
+    parser.add_argument("--timeout-ms", type=milliseconds, metavar="MS",
+                        help="exit after this long without a record; also how long to wait for the cluster and "
+                        f"the topic (default: no limit on silence, {DEFAULT_TIMEOUT_MS} for the cluster)")
     parser.add_argument("--print-key", action="store_true")
     parser.add_argument("--print-headers", action="store_true")
     parser.add_argument("--key-separator", default="\t", metavar="SEP", help="between fields (default tab)")
@@ -201,7 +224,8 @@ def _consume_parser() -> argparse.ArgumentParser:
                         "through the schema registry, anything else as it is; avro: every key and value must "
                         "decode; none: bytes as they are")
     _add_registry_option(parser)
-    add_connection_options(parser)
+    add_connection_options(parser, timeout=False)
+    refuse_seconds_timeout(parser)
     return parser
 
 
@@ -232,6 +256,11 @@ def format_record(msg: Message, print_key: bool, print_headers: bool, separator:
     return separator.join(fields)
 
 
+def _cluster_wait_ms(args: argparse.Namespace) -> int:
+    """How long consume waits for the cluster and its topic: ``--timeout-ms``, else the default."""
+    return int(args.timeout_ms) if args.timeout_ms is not None else DEFAULT_TIMEOUT_MS
+
+
 def _start_offset(args: argparse.Namespace) -> int:
     if args.offset is None:
         if args.group:
@@ -250,19 +279,19 @@ def _start_offset(args: argparse.Namespace) -> int:
 
 
 def _assign(consumer: Consumer, args: argparse.Namespace) -> None:
-    """Assign the topic's partitions, waiting for the topic to exist (``--timeout-ms``, else ``--timeout``).
+    """Assign the topic's partitions, waiting for the topic to exist (``--timeout-ms``, else 30000 ms).
 
     A connector creates its topic with its first record, moments after it was created: a user
     who runs ``seaway consume`` right after ``seaway connectors create`` should see the records,
     not an error, as kafka-console-consumer waits for its topic.
     """
     start = _start_offset(args)
-    patience = args.timeout_ms / 1000.0 if args.timeout_ms is not None else args.timeout
+    patience = _cluster_wait_ms(args) / 1000
     deadline = time.monotonic() + patience
     noted = False
     while True:
         try:
-            metadata = consumer.list_topics(args.topic, timeout=args.timeout)
+            metadata = consumer.list_topics(args.topic, timeout=patience)
         except KafkaException as exc:
             raise CliError(f"fetching metadata of {args.topic}: {kafka_error_text(exc)}") from None
         topic = metadata.topics.get(args.topic)
@@ -316,14 +345,18 @@ def consume(argv: Sequence[str], stdout: IO[bytes] | None = None) -> int:
     args = _consume_parser().parse_args(list(argv))
     out = stdout if stdout is not None else sys.stdout.buffer
     separator = args.key_separator.encode()
-    consumer = Consumer(client_config(args, **{
+    registry = registry_props(args)
+    consumer, watch = open_client(Consumer, client_config(args, **{
         "group.id": args.group or f"seaway-console-consumer-{uuid.uuid4().hex[:8]}",
         "enable.auto.commit": bool(args.group),
         "auto.offset.reset": "earliest" if args.from_beginning else "latest",
-    }))
+    }), _cluster_wait_ms(args))
     count = 0
-    registry = registry_props(args)
-    decoder = FrameDecoder(registry_url(args.schema_registry_url, registry), args.decode, registry=registry)
+    try:
+        decoder = FrameDecoder(registry_url(args.schema_registry_url, registry), args.decode, registry=registry)
+    except BaseException:
+        consumer.close()
+        raise
     try:
         if args.group and args.partition is None and args.offset is None:
             consumer.subscribe([args.topic])
@@ -337,6 +370,7 @@ def consume(argv: Sequence[str], stdout: IO[bytes] | None = None) -> int:
             wanted = 500 if args.max_messages is None else min(500, args.max_messages - count)
             wait = 1.0 if silence is None else max(0.0, min(1.0, last + silence - time.monotonic()))
             messages = consumer.consume(wanted, wait)
+            watch.check()
             lines: list[bytes] = []
             for msg in messages:
                 err = msg.error()

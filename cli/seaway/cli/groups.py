@@ -34,7 +34,9 @@ with one bounded fetch per lagging partition.
 
 Failures are one line on stderr (``Error: ...``, Kafka's wording where Kafka has one) and exit
 status 1; Kafka's tool prints some of them on stdout and exits 0, which scripts cannot check.
-``--timeout`` is in milliseconds, as Kafka's (default 30000).
+``--timeout`` is in milliseconds, as Kafka's (default 30000; ``--timeout-ms``, the other commands'
+spelling, is the same option). Clients are opened through :func:`seaway.cli.cluster.open_client`:
+an authentication or TLS failure stops the command with the broker's answer.
 """
 
 from __future__ import annotations
@@ -60,7 +62,8 @@ from confluent_kafka import (
 
 # confluent-kafka re-exports these without __all__; mypy's strict mode cannot tell.
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
-from seaway.cli.topics import DEFAULT_BOOTSTRAP, CliError, client_config, kafka_error_text, shown
+from seaway.cli.cluster import DEFAULT_TIMEOUT_MS, open_client
+from seaway.cli.topics import DEFAULT_BOOTSTRAP, CliError, client_config, kafka_error_text, milliseconds, shown
 from seaway.lag import LagStatus, PartitionWindow, offset_lag, time_lag_ms
 
 __all__ = ["kafka_state", "main"]
@@ -95,8 +98,8 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"brokers to connect to (default {DEFAULT_BOOTSTRAP})")
     common.add_argument("--command-config", metavar="FILE",
                         help="client .properties file (security settings and other client configs)")
-    common.add_argument("--timeout", type=int, default=30000, metavar="MS",
-                        help="how long to wait for the cluster, in ms (default 30000, as Kafka's)")
+    common.add_argument("--timeout", "--timeout-ms", dest="timeout_ms", type=milliseconds, default=DEFAULT_TIMEOUT_MS,
+                        metavar="MS", help=f"how long to wait for the cluster, in ms (default {DEFAULT_TIMEOUT_MS})")
 
     def group_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--group", action="append", default=[], metavar="GROUP", help="a group (repeatable)")
@@ -182,7 +185,7 @@ def _wait(future: Any, what: str, timeout_s: float) -> Any:
     except KafkaException as exc:
         raise CliError(f"{what}: {kafka_error_text(exc)}") from None
     except TimeoutError:
-        raise CliError(f"{what}: no answer from the cluster within {timeout_s:g}s") from None
+        raise CliError(f"{what}: no answer from the cluster within {round(timeout_s * 1000)} ms") from None
 
 
 def _spec(kind: str, *args: int) -> Any:
@@ -224,7 +227,7 @@ class _Cluster:
                 return None
             raise CliError(f"describing group {group}: {kafka_error_text(exc)}") from None
         except TimeoutError:
-            raise CliError(f"describing group {group}: no answer within {self.timeout_s:g}s") from None
+            raise CliError(f"describing group {group}: no answer within {round(self.timeout_s * 1000)} ms") from None
         return None if desc.state == ConsumerGroupState.DEAD else desc
 
     def committed(self, group: str) -> dict[tuple[str, int], TopicPartition]:
@@ -383,13 +386,13 @@ def _time_lags(args: argparse.Namespace, rows: list[_Row]) -> list[str]:
     wanted = {(r.topic, r.partition): r.offset for r in rows if r.offset is not None and (r.lag or 0) > 0}
     stamps: dict[tuple[str, int], int] = {}
     if wanted:
-        consumer = Consumer(client_config(args, **{
+        consumer, _ = open_client(Consumer, client_config(args, **{
             "group.id": "seaway-groups-time-lag", "enable.auto.commit": False, "enable.partition.eof": False,
             "fetch.max.bytes": 1 << 20, "max.partition.fetch.bytes": 1 << 16, "queued.max.messages.kbytes": 1024,
-            "queued.min.messages": 1}))
+            "queued.min.messages": 1}), args.timeout_ms)
         try:
             consumer.assign([TopicPartition(t, p, o) for (t, p), o in wanted.items()])
-            deadline = time.monotonic() + args.timeout / 1000
+            deadline = time.monotonic() + args.timeout_ms / 1000
             while len(stamps) < len(wanted) and time.monotonic() < deadline:
                 msg = consumer.poll(0.2)
                 if msg is None or msg.error() is not None:
@@ -722,7 +725,7 @@ def _delete(cluster: _Cluster, args: argparse.Namespace) -> int:
         except KafkaException as exc:
             failed[group] = kafka_error_text(exc)
         except TimeoutError:
-            failed[group] = f"no answer within {cluster.timeout_s:g}s"
+            failed[group] = f"no answer within {round(cluster.timeout_s * 1000)} ms"
     if not failed:
         print(f"Deletion of requested consumer groups ({_quoted(ok)}) was successful.")
         return 0
@@ -774,7 +777,7 @@ async def _offset_delete(args: argparse.Namespace, group: str, partitions: list[
         security = protocol_security(_command_config(args))
     except (ClientConfigError, ValueError) as exc:
         raise CliError(f"{args.command_config}: {exc}") from None
-    timeout = args.timeout / 1000
+    timeout = args.timeout_ms / 1000
     deadline = time.monotonic() + timeout
     by_topic: dict[str, list[int]] = {}
     for topic, partition in partitions:
@@ -864,11 +867,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"Error: {exc}", file=sys.stderr)
         return 1
     args = _parser().parse_args(given)
-    if args.timeout <= 0:
-        print("Error: --timeout must be > 0 (milliseconds)", file=sys.stderr)
-        return 2
     try:
-        cluster = _Cluster(AdminClient(client_config(args)), args.timeout / 1000)
+        admin, _ = open_client(AdminClient, client_config(args), args.timeout_ms)
+        cluster = _Cluster(admin, args.timeout_ms / 1000)
         return _COMMANDS[args.action](cluster, args)
     except CliError as exc:
         print(f"Error: {exc}", file=sys.stderr)

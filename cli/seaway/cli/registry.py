@@ -124,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _serve(settings: Any, sock: socket.socket, url: str, *, memory: bool, security: Any) -> int:
     import uvicorn
+    from seaway.http_timeouts import read_timeout_protocol
     from seaway.schema_registry.app import create_app
     from seaway.schema_registry.log import MemorySchemaLog
 
@@ -137,6 +138,7 @@ def _serve(settings: Any, sock: socket.socket, url: str, *, memory: bool, securi
 
     tls = security.server_ssl
     config = uvicorn.Config(app, log_level="warning", ws="none", lifespan="on", access_log=False,
+                            http=read_timeout_protocol(settings.idle_timeout_ms),  # slow senders: closed
                             ssl_context_factory=None if tls is None else (lambda _config, _default: tls))
     server = _Server(config)
     # uvicorn shuts down gracefully on SIGTERM/SIGINT and then re-raises the signal against the

@@ -5,9 +5,13 @@ cluster, not just Seaway's broker. Output is meant for people (kafka-topics.sh's
 ``--json`` prints one JSON document for scripts. Every failure is one line on stderr
 (``Error: ...`` with Kafka's error name) and a non-zero exit status.
 
-The connection options (``--bootstrap-server``, ``--command-config``, ``--timeout``) are
+The connection options (``--bootstrap-server``, ``--command-config``, ``--timeout-ms``) are
 shared with ``seaway produce``, ``seaway consume`` and ``seaway users`` through
-:func:`add_connection_options` and :func:`client_config`. ``--command-config`` is a client
+:func:`add_connection_options` and :func:`client_config`. Every timeout of every command is in
+milliseconds, Kafka's unit; the seconds-valued ``--timeout`` of earlier versions is refused with
+a hint (:func:`add_timeout_option`), never read as milliseconds. Clients are opened through
+:func:`seaway.cli.cluster.open_client`, which stops at an authentication or TLS failure with the
+broker's answer. ``--command-config`` is a client
 ``.properties`` file, as Kafka's tools take it: security settings in Java's names
 (``security.protocol``, ``sasl.mechanism``, ``sasl.jaas.config``, ``ssl.truststore.location``...)
 or librdkafka's, checked and translated by :mod:`seaway.security.kafka_client` (an unsupported
@@ -20,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -37,25 +40,25 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     ConfigSource,
     NewTopic,
 )
+from seaway.cli.cluster import DEFAULT_TIMEOUT_MS, CliError, open_client
 from seaway.properties import PropertiesError, load_properties
 
 __all__ = [
     "CliError",
     "add_connection_options",
+    "add_timeout_option",
     "client_config",
     "kafka_error_text",
     "main",
+    "milliseconds",
     "parse_properties",
+    "refuse_seconds_timeout",
     "registry_props",
     "shown",
     "split_config_list",
 ]
 
 DEFAULT_BOOTSTRAP = "localhost:9092"
-
-
-class CliError(Exception):
-    """A failure to report as one line and exit status 1."""
 
 
 def shown(value: object) -> str:
@@ -74,23 +77,58 @@ def parse_properties(text: str) -> dict[str, str]:
         raise CliError(str(exc)) from None
 
 
-def add_connection_options(parser: argparse.ArgumentParser, suppress: bool = False) -> None:
-    """The options every command shares; ``suppress`` for sub-parsers (no defaults of their own)."""
+def milliseconds(text: str) -> int:
+    """argparse type of a ``--timeout-ms``: a whole number of milliseconds above 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected whole milliseconds, got {shown(text)}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be above 0 milliseconds, got {value}")
+    return value
+
+
+class _SecondsRefused(argparse.Action):
+    """The seconds-valued ``--timeout`` of earlier versions: refused, naming its replacement.
+
+    Kept as an option of its own so that argparse never takes ``--timeout 30`` for an
+    abbreviation of ``--timeout-ms`` (30 ms).
+    """
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        shown_value = values if isinstance(values, str) else "N"
+        try:
+            hint = f"--timeout-ms {round(float(shown_value) * 1000)}"
+        except ValueError:
+            hint = "--timeout-ms MS"
+        parser.error(f"--timeout (seconds) is gone: timeouts are in milliseconds, as in Kafka's tools; "
+                     f"for --timeout {shown_value} write {hint}")
+
+
+def refuse_seconds_timeout(parser: argparse.ArgumentParser) -> None:
+    """The old ``--timeout SECONDS``, refused with a hint (see :class:`_SecondsRefused`)."""
+    parser.add_argument("--timeout", action=_SecondsRefused, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+
+
+def add_timeout_option(parser: argparse.ArgumentParser, suppress: bool = False, what: str = "the cluster") -> None:
+    """``--timeout-ms MS`` (default 30000), and the old ``--timeout`` refused with a hint."""
+    parser.add_argument("--timeout-ms", type=milliseconds, metavar="MS",
+                        default=argparse.SUPPRESS if suppress else DEFAULT_TIMEOUT_MS,
+                        help=f"how long to wait for {what}, in milliseconds (default {DEFAULT_TIMEOUT_MS})")
+    refuse_seconds_timeout(parser)
+
+
+def add_connection_options(parser: argparse.ArgumentParser, suppress: bool = False, timeout: bool = True) -> None:
+    """The options every command shares; ``suppress`` for sub-parsers (no defaults of their own);
+    ``timeout=False`` for a command that defines its own ``--timeout-ms`` (consume)."""
     default: Any = argparse.SUPPRESS if suppress else None
     parser.add_argument("--bootstrap-server", default=argparse.SUPPRESS if suppress else DEFAULT_BOOTSTRAP,
                         metavar="HOST:PORT", help=f"brokers to connect to (default {DEFAULT_BOOTSTRAP})")
     parser.add_argument("--command-config", default=default, metavar="FILE",
                         help="client .properties file (security settings and other client configs)")
-    parser.add_argument("--timeout", type=float, default=argparse.SUPPRESS if suppress else 30.0,
-                        metavar="SECONDS", help="how long to wait for the cluster (default 30)")
-
-
-def _quiet_logger() -> logging.Logger:
-    """librdkafka's connection chatter goes here instead of the terminal; failures are reported by us."""
-    logger = logging.getLogger("seaway.cli.librdkafka")
-    logger.addHandler(logging.NullHandler())
-    logger.propagate = False
-    return logger
+    if timeout:
+        add_timeout_option(parser, suppress)
 
 
 _REGISTRY_PREFIXES = ("schema.registry.", "basic.auth.", "bearer.auth.")
@@ -125,7 +163,6 @@ def client_config(args: argparse.Namespace, **extra: Any) -> dict[str, Any]:
     except ClientConfigError as exc:
         raise CliError(f"{args.command_config}: {exc}") from None
     config["bootstrap.servers"] = args.bootstrap_server
-    config.setdefault("logger", _quiet_logger())
     config.update(extra)
     return config
 
@@ -170,7 +207,7 @@ def _wait(future: Any, what: str, timeout: float) -> Any:
     except KafkaException as exc:
         raise CliError(f"{what}: {kafka_error_text(exc)}") from None
     except TimeoutError:
-        raise CliError(f"{what}: no answer from the cluster within {timeout:g}s") from None
+        raise CliError(f"{what}: no answer from the cluster within {round(timeout * 1000)} ms") from None
 
 
 # -- subcommands ---------------------------------------------------------------------------------
@@ -180,10 +217,11 @@ def _create(admin: AdminClient, args: argparse.Namespace) -> Any:
     configs = dict(_key_value(item) for item in args.config or [])
     topic = NewTopic(args.name, num_partitions=args.partitions, replication_factor=args.replication_factor,
                      config=configs)
-    future = admin.create_topics([topic], operation_timeout=args.timeout, request_timeout=args.timeout,
+    seconds = args.timeout_ms / 1000
+    future = admin.create_topics([topic], operation_timeout=seconds, request_timeout=seconds,
                                  validate_only=args.validate_only)[args.name]
     try:
-        future.result(timeout=args.timeout)
+        future.result(timeout=seconds)
     except KafkaException as exc:
         err = exc.args[0] if exc.args else None
         exists = isinstance(err, KafkaError) and err.code() == KafkaError.TOPIC_ALREADY_EXISTS
@@ -191,7 +229,7 @@ def _create(admin: AdminClient, args: argparse.Namespace) -> Any:
             return {"topic": args.name, "created": False} if args.json else None
         raise CliError(f"creating topic {args.name}: {kafka_error_text(exc)}") from None
     except TimeoutError:
-        raise CliError(f"creating topic {args.name}: no answer from the cluster within {args.timeout:g}s") from None
+        raise CliError(f"creating topic {args.name}: no answer from the cluster within {args.timeout_ms} ms") from None
     if args.json:
         return {"topic": args.name, "created": not args.validate_only, "validate_only": args.validate_only}
     verb = "Validated creation of" if args.validate_only else "Created"
@@ -207,7 +245,7 @@ def _metadata(admin: AdminClient, timeout: float) -> Any:
 
 
 def _list(admin: AdminClient, args: argparse.Namespace) -> Any:
-    names = sorted(_metadata(admin, args.timeout).topics)
+    names = sorted(_metadata(admin, args.timeout_ms / 1000).topics)
     if args.exclude_internal:
         names = [n for n in names if not n.startswith("__")]
     if args.json:
@@ -234,12 +272,12 @@ def _overrides(admin: AdminClient, names: Sequence[str], timeout: float) -> dict
 
 
 def _describe(admin: AdminClient, args: argparse.Namespace) -> Any:
-    topics = _metadata(admin, args.timeout).topics
+    topics = _metadata(admin, args.timeout_ms / 1000).topics
     names = list(args.names) or sorted(topics)
     missing = [n for n in names if n not in topics or topics[n].error is not None]
     if missing:
         raise CliError(f"topic(s) not found: {', '.join(missing)}")
-    overrides = _overrides(admin, names, args.timeout)
+    overrides = _overrides(admin, names, args.timeout_ms / 1000)
     described = []
     for name in names:
         partitions = [
@@ -263,11 +301,11 @@ def _describe(admin: AdminClient, args: argparse.Namespace) -> Any:
 
 def _delete(admin: AdminClient, args: argparse.Namespace) -> Any:
     deleted, failures = [], []
-    futures = admin.delete_topics(list(args.names), operation_timeout=args.timeout,
-                                  request_timeout=args.timeout)
+    seconds = args.timeout_ms / 1000
+    futures = admin.delete_topics(list(args.names), operation_timeout=seconds, request_timeout=seconds)
     for name, future in futures.items():
         try:
-            future.result(timeout=args.timeout)
+            future.result(timeout=seconds)
             deleted.append(name)
         except KafkaException as exc:
             err = exc.args[0] if exc.args else None
@@ -276,7 +314,7 @@ def _delete(admin: AdminClient, args: argparse.Namespace) -> Any:
                 continue
             failures.append(f"deleting topic {name}: {kafka_error_text(exc)}")
         except TimeoutError:
-            failures.append(f"deleting topic {name}: no answer from the cluster within {args.timeout:g}s")
+            failures.append(f"deleting topic {name}: no answer from the cluster within {args.timeout_ms} ms")
     if not args.json:
         for name in deleted:
             print(f"Deleted topic {name}.")
@@ -296,8 +334,8 @@ def _alter_config(admin: AdminClient, args: argparse.Namespace) -> Any:
     if not ops:
         raise CliError("nothing to change: give --add-config and/or --delete-config")
     resource = ConfigResource(ConfigResource.Type.TOPIC, args.name, incremental_configs=ops)
-    future = admin.incremental_alter_configs([resource], request_timeout=args.timeout)[resource]
-    _wait(future, f"altering configs of topic {args.name}", args.timeout)
+    future = admin.incremental_alter_configs([resource], request_timeout=args.timeout_ms / 1000)[resource]
+    _wait(future, f"altering configs of topic {args.name}", args.timeout_ms / 1000)
     if args.json:
         return {"topic": args.name, "set": [e.name for e in ops if e.value is not None],
                 "deleted": [e.name for e in ops if e.value is None]}
@@ -407,7 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(given)
     func: Command = args.func
     try:
-        admin = AdminClient(client_config(args))
+        admin, _ = open_client(AdminClient, client_config(args), args.timeout_ms)
         result = func(admin, args)
     except CliError as exc:
         print(f"Error: {exc}", file=sys.stderr)

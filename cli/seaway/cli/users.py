@@ -4,7 +4,7 @@ Through confluent-kafka's AdminClient only (DescribeUserScramCredentials and
 AlterUserScramCredentials), so it works against any Kafka cluster (2.7+ with KIP-554), not just
 Seaway's broker. Connection options are the other commands' (``--bootstrap-server``,
 ``--command-config`` with the security settings of a principal allowed to ALTER/DESCRIBE the
-cluster, ``--timeout``).
+cluster, ``--timeout-ms``).
 
 - ``list``: the users that have SCRAM credentials;
 - ``describe [USER...]``: each user's mechanisms and iteration counts (never salts or keys);
@@ -38,6 +38,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     UserScramCredentialDeletion,
     UserScramCredentialUpsertion,
 )
+from seaway.cli.cluster import open_client
 from seaway.cli.topics import CliError, add_connection_options, client_config, kafka_error_text
 
 __all__ = ["main"]
@@ -53,7 +54,7 @@ def _result(future: Any, what: str, timeout: float) -> Any:
     except KafkaException as exc:
         raise CliError(f"{what}: {kafka_error_text(exc)}") from None
     except TimeoutError:
-        raise CliError(f"{what}: no answer from the cluster within {timeout:g}s") from None
+        raise CliError(f"{what}: no answer from the cluster within {round(timeout * 1000)} ms") from None
 
 
 def _may_describe(admin: AdminClient, timeout: float) -> None:
@@ -95,7 +96,7 @@ def _infos(description: Any) -> list[dict[str, Any]]:
 
 
 def _list(admin: AdminClient, args: argparse.Namespace) -> Any:
-    users = sorted(_descriptions(admin, [], args.timeout))
+    users = sorted(_descriptions(admin, [], args.timeout_ms / 1000))
     if args.json:
         return users
     for user in users:
@@ -104,7 +105,7 @@ def _list(admin: AdminClient, args: argparse.Namespace) -> Any:
 
 
 def _describe(admin: AdminClient, args: argparse.Namespace) -> Any:
-    found = _descriptions(admin, list(dict.fromkeys(args.users)), args.timeout)
+    found = _descriptions(admin, list(dict.fromkeys(args.users)), args.timeout_ms / 1000)
     missing = [u for u in args.users if u not in found]
     if missing:
         raise CliError(f"no SCRAM credentials for user(s) {', '.join(missing)}")
@@ -151,7 +152,7 @@ def _add(admin: AdminClient, args: argparse.Namespace) -> Any:
     for name in mechanisms:
         info = ScramCredentialInfo(MECHANISMS[name], args.iterations)
         _alter(admin, UserScramCredentialUpsertion(args.user, info, password),
-               f"setting {name} credentials of {args.user}", args.timeout)
+               f"setting {name} credentials of {args.user}", args.timeout_ms / 1000)
         if not args.json:
             print(f"Set {name} credentials of user {args.user} (iterations={args.iterations}).")
     return {"user": args.user, "mechanisms": mechanisms, "iterations": args.iterations} if args.json else None
@@ -161,13 +162,13 @@ def _delete(admin: AdminClient, args: argparse.Namespace) -> Any:
     if args.mechanism:
         mechanisms = list(dict.fromkeys(args.mechanism))
     else:
-        found = _descriptions(admin, [args.user], args.timeout)
+        found = _descriptions(admin, [args.user], args.timeout_ms / 1000)
         if args.user not in found:
             raise CliError(f"user {args.user} has no SCRAM credentials")
         mechanisms = [i["mechanism"] for i in _infos(found[args.user])]
     for name in mechanisms:
         _alter(admin, UserScramCredentialDeletion(args.user, MECHANISMS[name]),
-               f"deleting {name} credentials of {args.user}", args.timeout)
+               f"deleting {name} credentials of {args.user}", args.timeout_ms / 1000)
         if not args.json:
             print(f"Deleted {name} credentials of user {args.user}.")
     return {"user": args.user, "deleted": mechanisms} if args.json else None
@@ -215,7 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     func: Command = args.func
     try:
-        admin = AdminClient(client_config(args))
+        admin, _ = open_client(AdminClient, client_config(args), args.timeout_ms)
         result = func(admin, args)
     except CliError as exc:
         print(f"Error: {exc}", file=sys.stderr)

@@ -17,6 +17,7 @@ Exception tree::
 
 from __future__ import annotations
 
+import json
 from enum import IntEnum
 
 from seaway.errors import SeawayError
@@ -179,10 +180,15 @@ def invalid_version(version: str) -> RegistryError:
     )
 
 
+def _shown(value: object) -> str:
+    """A client's value in a message as the client sent it, JSON (``"x"``, ``{"a": 1}``): never a Python repr."""
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
 def invalid_compatibility_level(level: object) -> RegistryError:
     return RegistryError(
         ErrorCode.INVALID_COMPATIBILITY_LEVEL,
-        f"Invalid compatibility level {level!r}. Valid values are none, backward, forward, full, "
+        f"Invalid compatibility level {_shown(level)}. Valid values are none, backward, forward, full, "
         "backward_transitive, forward_transitive, and full_transitive",
     )
 
@@ -190,7 +196,7 @@ def invalid_compatibility_level(level: object) -> RegistryError:
 def invalid_mode(mode: object) -> RegistryError:
     return RegistryError(
         ErrorCode.INVALID_MODE,
-        f"Invalid mode {mode!r}. Valid values are READWRITE, READONLY, READONLY_OVERRIDE, and IMPORT.",
+        f"Invalid mode {_shown(mode)}. Valid values are READWRITE, READONLY, READONLY_OVERRIDE, and IMPORT.",
     )
 
 

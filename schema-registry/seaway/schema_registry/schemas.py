@@ -208,7 +208,7 @@ def parse_schema(
             KeyError,
             AttributeError,
         ) as exc:
-            raise invalid_schema(str(exc) or type(exc).__name__) from exc
+            raise invalid_schema(_plain(str(exc)) or type(exc).__name__) from exc
         if parsed is None:
             raise invalid_schema("Empty schema")
         _validate_defaults(parsed, set())
@@ -404,8 +404,12 @@ class _QuietDict(dict[str, Any]):
     """
 
     def __repr__(self) -> str:
-        shown = [f"{k!r}: {v!r}" for k in ("type", "name") if isinstance(v := self.get(k), str) and len(v) <= 64]
-        return "{" + ", ".join(shown) + (", ...}" if len(self) > len(shown) else "}")
+        """JSON, as the client wrote it (``{"type": "nope"}``), never Python's ``{'type': 'nope'}``."""
+        shown = [f"{json.dumps(k)}: {json.dumps(v, ensure_ascii=False)}" for k in ("type", "name")
+                 if isinstance(v := self.get(k), str) and len(v) <= 64]
+        if len(self) > len(shown):
+            shown.append("...")
+        return "{" + ", ".join(shown) + "}"
 
     __str__ = __repr__
 
@@ -426,6 +430,17 @@ def _quiet_names() -> avro.name.Names:
     names = avro.name.Names(validate_names=True)
     names.names = _QuietNameTable()
     return names
+
+
+_PYTHON_TYPES = {str(_QuietDict): "JSON object", str(list): "JSON array", str(int): "number", str(float): "number",
+                 str(bool): "boolean", str(type(None)): "null"}
+
+
+def _plain(message: str) -> str:
+    """The parser's message in the schema's own terms: ``one symbol is a JSON object``, not a Python class."""
+    for python, json_name in _PYTHON_TYPES.items():
+        message = message.replace(python, json_name)
+    return message
 
 
 def _loads(text: str) -> Any:

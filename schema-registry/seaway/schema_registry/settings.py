@@ -124,6 +124,9 @@ class RegistrySettings(BaseSettings):
     # The largest request body accepted (413 beyond; Karapace's name). 2 MiB: twice Kafka's
     # default record size limit, which a schema must fit in the _schemas topic anyway.
     http_request_max_size: int = 2 * 1024 * 1024
+    # How long a client may take to send a request's head, and then its body (rest-utils' name and
+    # default; a deadline here, so a client trickling bytes is closed too: seaway.http_timeouts).
+    idle_timeout_ms: int = 30_000
     # HTTPS listeners (Confluent's rest-utils names; PEM and PKCS12 as the broker reads them).
     ssl_keystore_type: str = "JKS"
     ssl_keystore_location: str = ""
@@ -175,6 +178,13 @@ class RegistrySettings(BaseSettings):
     def _positive(cls, value: int) -> int:
         if value < 1:
             raise ValueError("http.request.max.size must be at least 1 byte")
+        return value
+
+    @field_validator("idle_timeout_ms")
+    @classmethod
+    def _positive_timeout(cls, value: int) -> int:
+        if value < 1:
+            raise ValueError("idle.timeout.ms must be at least 1 ms")
         return value
 
     @field_validator("schema_compatibility_level", "avro_compatibility_level")

@@ -11,7 +11,7 @@ EXPECTED = {
     "NotFoundError", "RetriableError", "SchemaBuilderError", "SchemaProjectorError",
     # data
     "ConnectSchema", "Date", "Decimal", "Field", "Schema", "SchemaAndValue", "SchemaBuilder",
-    "SchemaType", "Struct", "Time", "Timestamp", "Values",
+    "SchemaType", "Struct", "Time", "Timestamp", "Values", "java_string",
     # records and headers
     "ConnectRecord", "Header", "Headers", "OffsetAndMetadata", "RecordMetadata", "SinkRecord",
     "SourceRecord", "TimestampType", "TopicPartition",

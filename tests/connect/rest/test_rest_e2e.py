@@ -245,7 +245,10 @@ async def test_plugins_validation_and_invalid_configs(api: httpx.AsyncClient) ->
     plugins = (await api.get("/connector-plugins")).json()
     classes = {p["class"]: p for p in plugins}
     file_source = [c for c in classes if c.endswith("FileStreamSourceConnector")]
-    assert file_source and classes[file_source[0]]["type"] == "source"
+    assert file_source == ["org.apache.kafka.connect.file.FileStreamSourceConnector"]  # Kafka's name, as Kafka's
+    assert classes[file_source[0]]["type"] == "source"
+    kafka_named = (await api.get("/connector-plugins/org.apache.kafka.connect.file.FileStreamSourceConnector/config"))
+    assert kafka_named.status_code == 200, kafka_named.text
     assert [p["type"] for p in plugins] == sorted((p["type"] for p in plugins), key=["sink", "source"].index)
     keys = [k["name"] for k in (await api.get("/connector-plugins/FileStreamSource/config")).json()]
     assert keys[:3] == ["file", "topic", "batch.size"] and "connector.class" in keys

@@ -99,3 +99,64 @@ def test_smt_aliases_never_import_a_module_a_config_names() -> None:
         with pytest.raises(ImportError):
             resolve(name)
     assert "this" not in sys.modules
+
+
+def test_plugins_are_listed_under_kafkas_class_names() -> None:
+    """``GET /connector-plugins`` shows what Kafka users and UIs know: Kafka's class names for Seaway's
+    versions of Kafka's plugins, the Java name a plugin's entry point declares (Confluent's JDBC), the
+    Python path for the rest; every old name still resolves. (It listed Python paths:
+    ``seaway.connectors.file.sink.FileStreamSinkConnector``.)"""
+    plugins = Plugins()
+    listed = {(d.type, d.class_name) for d in plugins.descriptors(include_broken=False)}
+    expected = {
+        ("sink", "org.apache.kafka.connect.file.FileStreamSinkConnector"),
+        ("source", "org.apache.kafka.connect.file.FileStreamSourceConnector"),
+        ("source", "org.apache.kafka.connect.mirror.MirrorSourceConnector"),
+        ("converter", "org.apache.kafka.connect.json.JsonConverter"),
+        ("converter", "org.apache.kafka.connect.storage.StringConverter"),
+        ("converter", "org.apache.kafka.connect.converters.ByteArrayConverter"),
+        ("header_converter", "org.apache.kafka.connect.storage.SimpleHeaderConverter"),
+        ("transformation", "org.apache.kafka.connect.transforms.Cast$Value"),
+        ("transformation", "org.apache.kafka.connect.transforms.RegexRouter"),
+        ("predicate", "org.apache.kafka.connect.transforms.predicates.TopicNameMatches"),
+        ("config_provider", "org.apache.kafka.common.config.provider.FileConfigProvider"),
+        ("sink", "io.confluent.connect.jdbc.JdbcSinkConnector"),
+        ("converter", "io.confluent.connect.avro.AvroConverter"),
+        ("sink", "seaway.connectors.spark_sink.task.SparkParquetSinkConnector"),  # no Java class: its path
+    }
+    assert expected <= listed, expected - listed
+    assert not [name for _, name in listed if name.startswith(("seaway.connectors.file", "seaway.transforms."))]
+    avro = [d for d in plugins.descriptors(PluginKind.CONVERTER) if "AvroConverter" in d.class_name]
+    assert len(avro) == 1  # two entry points, one plugin
+    from seaway.connectors.file import FileStreamSinkConnector
+    from seaway.transforms import CastValue
+
+    for name in ("org.apache.kafka.connect.file.FileStreamSinkConnector", "FileStreamSink",
+                 "seaway.connectors.file.sink.FileStreamSinkConnector",
+                 "seaway.connectors.file.sink:FileStreamSinkConnector"):
+        assert plugins.find(PluginKind.CONNECTOR, name) is FileStreamSinkConnector
+    for name in ("org.apache.kafka.connect.transforms.Cast$Value", "Cast$Value", "seaway.transforms.cast.CastValue"):
+        assert plugins.find(PluginKind.TRANSFORMATION, name) is CastValue
+
+
+def test_plugin_path_is_not_silently_accepted(caplog: pytest.LogCaptureFixture) -> None:
+    """Kafka's ``plugin.path`` (directories of jars) starts the worker, as Kafka's files and images carry it,
+    but is said to be unused at start and where a plugin is not found. (It was accepted without a word.)"""
+    from seaway.connect.runtime.config import StandaloneConfig
+
+    base = {"key.converter": "StringConverter", "value.converter": "StringConverter",
+            "offset.storage.file.filename": "x"}
+    with caplog.at_level("WARNING", logger="seaway.connect.runtime.config"):
+        quiet = StandaloneConfig(base)
+        assert not caplog.records
+        config = StandaloneConfig({**base, "plugin.path": "/usr/share/java, /opt/connectors"})
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1, warned
+    assert warned[0].startswith("plugin.path=/usr/share/java,/opt/connectors is not used")
+    assert "plugin.allowlist" in warned[0] and "entry points" in warned[0]
+    with pytest.raises(ConfigError) as unknown:
+        config.plugins.find(PluginKind.CONNECTOR, "io.debezium.connector.mysql.MySqlConnector")
+    assert "plugin.path=/usr/share/java,/opt/connectors is not used" in str(unknown.value)
+    with pytest.raises(ConfigError) as without:
+        quiet.plugins.find(PluginKind.CONNECTOR, "io.debezium.connector.mysql.MySqlConnector")
+    assert "plugin.path" not in str(without.value)

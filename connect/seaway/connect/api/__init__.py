@@ -46,6 +46,7 @@ from seaway.connect.api.data import (
     Time,
     Timestamp,
     Values,
+    java_string,
 )
 from seaway.connect.api.errors import (
     AlreadyExistsError,
@@ -171,4 +172,5 @@ __all__ = [
     "Values",
     "Width",
     "group_partitions",
+    "java_string",
 ]

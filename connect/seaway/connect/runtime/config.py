@@ -8,10 +8,17 @@ adds ``transforms.<alias>.type`` and the SMT's own keys under ``transforms.<alia
 validation reports them by their full names.
 
 Keys of Seaway's own: ``plugin.allowlist`` (Python paths a config may name besides installed
-plugins: see :mod:`seaway.connect.runtime.plugins`) and ``rest.request.max.bytes`` (the REST
-body limit). Keys accepted for compatibility but not acted on: ``plugin.path`` (plugins are
-discovered through entry points instead) and, in standalone mode, a connector's
-``offsets.storage.topic`` (Kafka ignores it there too). Exactly-once source support (KIP-618:
+plugins: see :mod:`seaway.connect.runtime.plugins`), ``rest.request.max.bytes`` (the REST
+body limit) and ``rest.request.read.timeout.ms`` (how long a REST client may take to send a
+request's head, and then its body: :mod:`seaway.http_timeouts`; Jetty's 30000 by default).
+
+``plugin.path`` (Kafka's directories of plugin jars) is accepted, so Kafka's worker files and
+container images (``CONNECT_PLUGIN_PATH``) start, but a worker that has one logs a warning at
+start that it is not used (plugins are Python distributions found through their entry points,
+Python paths are imported only when listed in ``plugin.allowlist``), and a connector class that
+is not found says so too: a Java plugin in that directory will never be loaded, and a silent
+acceptance would leave its user guessing. Also accepted and not acted on: in standalone mode, a
+connector's ``offsets.storage.topic`` (Kafka ignores it there too). Exactly-once source support (KIP-618:
 ``exactly.once.support``, ``transaction.boundary``) needs a distributed worker with
 ``exactly.once.source.support=enabled``; a standalone worker refuses that key with any other
 value than ``disabled``, so nobody believes they have a guarantee they do not.
@@ -19,6 +26,7 @@ value than ``disabled``, so nobody believes they have a guarantee they do not.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -47,12 +55,15 @@ from seaway.connect.runtime.worker_security import (
     check_rest_keys,
     resolve_worker_placeholders,
 )
+from seaway.http_timeouts import DEFAULT_READ_TIMEOUT_MS
+from seaway.librdkafka_log import client_logging
 from seaway.security.kafka_client import is_security_key
 
 __all__ = [
     "EXACTLY_ONCE_SOURCE_SUPPORT",
     "PLUGIN_ALLOWLIST",
     "REST_REQUEST_MAX_BYTES",
+    "REST_REQUEST_READ_TIMEOUT_MS",
     "StandaloneConfig",
     "WorkerConfig",
     "allow_listed",
@@ -66,8 +77,11 @@ __all__ = [
 
 _H, _M, _L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
 
+log = logging.getLogger(__name__)
+
 PLUGIN_ALLOWLIST = "plugin.allowlist"
 REST_REQUEST_MAX_BYTES = "rest.request.max.bytes"
+REST_REQUEST_READ_TIMEOUT_MS = "rest.request.read.timeout.ms"
 
 
 def _loader(plugins: Plugins, *kinds: PluginKind) -> Any:
@@ -110,12 +124,16 @@ def worker_config_def(plugins: Plugins, *, standalone: bool = True) -> ConfigDef
              "authentication from the JAAS file named by java.security.auth.login.config (a worker key, or "
              "-Djava.security.auth.login.config=... in KAFKA_OPTS).")
      .define("plugin.path", ConfigType.LIST, None, None, _L,
-             "Accepted for compatibility and ignored: plugins are discovered through Python entry points.")
+             "Not used (a warning at start says so): plugins are Python distributions found through their entry "
+             "points (pip install them); Python paths are imported only when listed in plugin.allowlist.")
      .define(PLUGIN_ALLOWLIST, ConfigType.LIST, "", None, _M,
              "Python paths a connector config may name besides installed plugins (entry points): "
              "module.Class, module:Class, or module.* for every class of a module. Nothing else is imported.")
      .define(REST_REQUEST_MAX_BYTES, ConfigType.INT, DEFAULT_REST_REQUEST_MAX_BYTES, Range.at_least(1), _L,
              "Largest REST request body accepted; a larger one is refused with 413 before it is read.")
+     .define(REST_REQUEST_READ_TIMEOUT_MS, ConfigType.INT, DEFAULT_READ_TIMEOUT_MS, Range.at_least(1), _L,
+             "How long a REST client may take to send a request's head, and then its body (ms); a slower "
+             "one is answered 408 and disconnected (Jetty's idle timeout, 30000, as a deadline).")
      .define("config.providers", ConfigType.LIST, "", None, _L,
              "Names of ConfigProviders; each needs config.providers.<name>.class (+ .param.*).")
      .define("connector.client.config.override.policy", ConfigType.STRING, "All",
@@ -158,6 +176,16 @@ class WorkerConfig(AbstractConfig):
         props = resolve_worker_placeholders(props, self.plugins)  # ${file:...} secrets, as Kafka's worker
         super().__init__(worker_config_def(self.plugins, standalone=self.STANDALONE), props)
         self._check_security()
+        self._unused_plugin_path()
+
+    def _unused_plugin_path(self) -> None:
+        """Say that ``plugin.path`` is not used, at start and where a plugin is not found."""
+        paths = [str(p).strip() for p in self.get("plugin.path") or [] if str(p).strip()]
+        if paths:
+            self.plugins.unused_plugin_path = ",".join(paths)
+            log.warning("plugin.path=%s is not used: Seaway does not load Java plugins from directories. Install "
+                        "a plugin's Python distribution into the worker's environment (its entry points make it "
+                        "known), or list Python paths in plugin.allowlist", self.plugins.unused_plugin_path)
 
     def _check_security(self) -> None:
         """Refuse to start on security settings Seaway cannot honour (ConfigError naming the key)."""
@@ -165,8 +193,9 @@ class WorkerConfig(AbstractConfig):
         self.client_security = WorkerClientSecurity(self.originals())
 
     def security_client_config(self) -> dict[str, Any]:
-        """The worker's own clients' security settings (top-level keys), in librdkafka's names."""
-        return dict(self.client_security.translated)
+        """The worker's own clients' security settings (top-level keys), in librdkafka's names, and
+        their librdkafka lines sent through Python logging (:mod:`seaway.librdkafka_log`)."""
+        return {**self.client_security.translated, **client_logging()}
 
     def admin_client_config(self) -> dict[str, Any]:
         """An admin client of the worker: bootstrap, the top-level security settings, then ``admin.*``."""

@@ -22,6 +22,11 @@ see :mod:`seaway.connect.api.config.class_names`), with one exception the operat
 Python paths listed in the worker's ``plugin.allowlist`` (``module.Class`` or ``module.*``)
 are imported when named.
 
+``GET /connector-plugins`` lists each plugin under the Java class name Kafka users and UIs know
+when it has one (:func:`java_class_name`: Kafka's for Seaway's versions of Kafka's plugins, or
+a Java class name one of its entry points is named as, like Confluent's JDBC connectors), else
+under its Python path; both, and every alias above, resolve.
+
 Installing a plugin needs no restart: the installed set is rescanned when the ``sys.path``
 directories changed (their modification times: ``pip install`` adds a ``.dist-info``
 directory) and, at most once a second, when a name is not found. A plugin that fails to
@@ -58,7 +63,7 @@ from seaway.connect.runtime.config_providers import REDACTOR
 from seaway.connect.runtime.herder import PluginDesc
 
 __all__ = ["KAFKA_EQUIVALENT_PACKAGES", "KAFKA_PACKAGES", "PluginKind", "Plugins", "installed_fingerprint",
-           "plugin_class_name", "task_class_name"]
+           "java_class_name", "plugin_class_name", "task_class_name"]
 
 log = logging.getLogger(__name__)
 log.addFilter(REDACTOR)
@@ -118,6 +123,44 @@ KAFKA_EQUIVALENT_PACKAGES = {
 }
 """Seaway's packages that implement Kafka's own connectors, under the same simple class names."""
 
+_KAFKA_BUILT_INS: tuple[tuple[str, str, bool], ...] = (
+    *((ours, kafka, False) for ours, kafka in KAFKA_EQUIVALENT_PACKAGES.items()),
+    ("seaway.transforms.predicates", "org.apache.kafka.connect.transforms.predicates", True),
+    ("seaway.transforms", "org.apache.kafka.connect.transforms", True),
+    ("seaway.connect.runtime.config_providers", "org.apache.kafka.common.config.provider", False),
+)
+"""(Seaway's module, Kafka's package of the same plugins, whether the entry-point name is the
+Java name): SMTs are entry points named as Kafka's nested classes (``Cast$Key``, class ``CastKey``)."""
+
+_KAFKA_CONVERTERS = {
+    "JsonConverter": "org.apache.kafka.connect.json",
+    "StringConverter": "org.apache.kafka.connect.storage",
+    "SimpleHeaderConverter": "org.apache.kafka.connect.storage",
+    **{f"{kind}Converter": "org.apache.kafka.connect.converters"
+       for kind in ("ByteArray", "Short", "Integer", "Long", "Float", "Double", "Boolean")},
+}
+"""Kafka's package of each converter ``seaway.connect.converters`` implements."""
+
+
+def java_class_name(name: str, cls: type) -> str | None:
+    """The Java class a plugin stands for, from one of its entry points: None for a Python-only plugin.
+
+    Kafka's name for Seaway's own versions of Kafka's plugins (FileStream, MirrorMaker 2, the
+    SMTs and predicates, the converters, the config providers); an entry point named as a Java
+    class (``io.confluent.connect.jdbc.JdbcSinkConnector``) declares that name itself.
+    """
+    if "." in name:
+        return name
+    module = cls.__module__
+    simple = cls.__qualname__.replace(".", "$")
+    if module == "seaway.connect.converters" or module.startswith("seaway.connect.converters."):
+        package = _KAFKA_CONVERTERS.get(simple)
+        return f"{package}.{simple}" if package else None
+    for ours, kafka, by_entry_point in _KAFKA_BUILT_INS:
+        if module == ours or module.startswith(ours + "."):
+            return f"{kafka}.{name if by_entry_point else simple}"
+    return None
+
 
 def task_class_name(cls: type) -> str:
     """The ``task.class`` a task config carries (Kafka's ``TaskConfig.TASK_CLASS_CONFIG``).
@@ -168,7 +211,9 @@ class _Entry:
     target: str = ""        # the entry point's module:attr (what a broken plugin is known by)
     broken_type: str = ""   # the type a broken plugin is listed with
 
-    def desc(self) -> PluginDesc:
+    def desc(self, java_names: dict[type, str] | None = None) -> PluginDesc:
+        """How ``GET /connector-plugins`` lists it: under its Java class name when it has one
+        (``java_names``, from any of its entry points), else its Python path."""
         if self.cls is None:
             shown = self.target.replace(":", ".") or self.name  # the Python path, as for a loaded plugin
             return PluginDesc(shown, self.broken_type or self.kind.label, self.dist_version,
@@ -176,8 +221,9 @@ class _Entry:
         type_ = self.kind.label
         if self.kind is PluginKind.CONNECTOR:
             type_ = "sink" if issubclass(self.cls, SinkConnector) else "source"
-        return PluginDesc(plugin_class_name(self.cls), type_, _version(self.cls, self.dist_version),
-                          tuple(sorted(self.aliases())), None)
+        shown = (java_names or {}).get(self.cls) or plugin_class_name(self.cls)
+        return PluginDesc(shown, type_, _version(self.cls, self.dist_version),
+                          tuple(sorted(self.aliases() | {shown})), None)
 
     def aliases(self) -> set[str]:
         names = {self.name}
@@ -246,6 +292,8 @@ class Plugins:
         self._last_miss_rescan = float("-inf")
         self._allowlist = ClassAllowlist()
         self.allow(allowlist)
+        self.unused_plugin_path: str | None = None
+        """The worker's ``plugin.path``, which Seaway does not use: named where a plugin is not found."""
 
     def allow(self, entries: Iterable[str]) -> None:
         """Add ``plugin.allowlist`` entries (:class:`ImportError` names a malformed one)."""
@@ -280,12 +328,18 @@ class Plugins:
     def descriptors(self, kind: PluginKind | None = None, *, include_broken: bool = True) -> list[PluginDesc]:
         """Discovered plugins, deduplicated by class; broken ones carry ``load_error``."""
         seen: dict[tuple[PluginKind, str], PluginDesc] = {}
-        for entry in self._all():
+        every = self._all()
+        java_names: dict[type, str] = {}
+        for entry in every:
+            java = java_class_name(entry.name, entry.cls) if entry.cls is not None else None
+            if java is not None and entry.cls is not None:
+                java_names.setdefault(entry.cls, java)
+        for entry in every:
             if kind is not None and entry.kind is not kind:
                 continue
             if entry.cls is None and not include_broken:
                 continue
-            desc = entry.desc()
+            desc = entry.desc(java_names)
             key = (entry.kind, desc.class_name)
             previous = seen.get(key)
             if previous is not None:
@@ -349,6 +403,9 @@ class Plugins:
         if "." in name or ":" in name:
             message += (". Python paths are imported only for installed plugins (entry points) and for names "
                         "listed in the worker's plugin.allowlist")
+        if self.unused_plugin_path:
+            message += (f" (the worker's plugin.path={self.unused_plugin_path} is not used: install the plugin's "
+                        "Python distribution, or list its Python path in plugin.allowlist)")
         return message
 
     def new_instance(self, kind: PluginKind, name: str) -> Any:

@@ -42,6 +42,7 @@ from typing import Any
 from seaway.connect.api import ConfigError
 from seaway.connect.runtime.config_providers import REDACTOR, ConfigTransformer, has_placeholders
 from seaway.connect.runtime.plugins import PluginKind, Plugins
+from seaway.librdkafka_log import client_logging
 from seaway.protocol.client import ClientSecurity
 from seaway.security.kafka_client import ClientConfigError, is_security_key, librdkafka_config, protocol_security
 from seaway.security.tls import TlsConfigError, TlsSettings, build_client_context, tls_settings
@@ -201,8 +202,11 @@ class WorkerClientSecurity:
 
     @staticmethod
     def translate(props: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
-        """A merged client config in librdkafka's names; raises ConfigError naming the key."""
+        """A merged client config in librdkafka's names; raises ConfigError naming the key.
+
+        It also sends the client's librdkafka lines through Python logging
+        (:mod:`seaway.librdkafka_log`), not straight to stderr."""
         try:
-            return librdkafka_config(props, prefix)
+            return {**librdkafka_config(props, prefix), **client_logging()}
         except ClientConfigError as exc:
             raise _error(exc) from None

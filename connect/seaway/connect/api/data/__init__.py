@@ -1,6 +1,7 @@
 """Connect's data model: schemas, structs, logical types, values (``org.apache.kafka.connect.data``)."""
 
 from seaway.connect.api.data.builder import SchemaBuilder
+from seaway.connect.api.data.java_text import java_string
 from seaway.connect.api.data.logical import Date, Decimal, Time, Timestamp
 from seaway.connect.api.data.schema import (
     ConnectSchema,
@@ -26,5 +27,6 @@ __all__ = [
     "Time",
     "Timestamp",
     "Values",
+    "java_string",
     "validate_value",
 ]

@@ -12,7 +12,6 @@ Structs are mutable (hence unhashable) and compare equal when schema and values 
 
 from __future__ import annotations
 
-import datetime
 from typing import Any
 
 from seaway.connect.api.data.schema import Field, Schema, SchemaType, validate_value
@@ -157,40 +156,13 @@ class Struct:
         """Kafka's ``Struct.toString()``: ``Struct{line=line 1,n=2}``, unset fields left out.
 
         What a user sees where a value is written as text (FileStreamSink's lines, logs), so it
-        matches Kafka Connect's output byte for byte for strings, numbers, booleans, nested
-        structs, lists (``[a, b]``), maps (``{k=v}``) and bytes (``[1, -2]``, Java's signed
-        bytes); ``repr()`` keeps Python's quoting for debugging.
+        matches Kafka Connect's output byte for byte: each field as Java prints the value its
+        schema maps to (:func:`seaway.connect.api.data.java_text.java_string`: ``1.0E10``, maps
+        as ``{k=v}`` in ``HashMap`` order, lists as ``[a, b]``, bytes as ``[1, -2]``);
+        ``repr()`` keeps Python's quoting for debugging.
         """
-        parts = [f"{f.name}={_java_string(v)}" for f, v in zip(self._schema.field_list, self._values, strict=True)
-                 if v is not None]
+        from seaway.connect.api.data.java_text import java_string
+
+        parts = [f"{f.name}={java_string(v, f.schema)}"
+                 for f, v in zip(self._schema.field_list, self._values, strict=True) if v is not None]
         return "Struct{" + ",".join(parts) + "}"
-
-
-def _java_string(value: Any) -> str:
-    """``String.valueOf(value)`` as the JVM prints the Java value a Connect value maps to."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bytes | bytearray | memoryview):  # Arrays.toString(byte[])
-        return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in bytes(value)) + "]"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_java_string(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{_java_string(k)}={_java_string(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, datetime.datetime | datetime.date | datetime.time):
-        return _java_date(value)
-    return str(value)
-
-
-def _java_date(value: datetime.datetime | datetime.date | datetime.time) -> str:
-    """``java.util.Date.toString()`` in UTC: Connect's Date, Time and Timestamp values are all Dates."""
-    if isinstance(value, datetime.datetime):
-        moment = value.astimezone(datetime.UTC) if value.tzinfo else value
-    elif isinstance(value, datetime.date):
-        moment = datetime.datetime(value.year, value.month, value.day)
-    else:
-        moment = datetime.datetime.combine(datetime.date(1970, 1, 1), value.replace(tzinfo=None))
-    return moment.strftime("%a %b %d %H:%M:%S UTC %Y")

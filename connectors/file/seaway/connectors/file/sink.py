@@ -1,9 +1,12 @@
 """FileStreamSink: appends each record's value as a line to a file or stdout (Kafka's ``FileStreamSinkConnector``).
 
-Values are written as Java's ``String.valueOf`` would show them where it matters to users
-(``null``, ``true``/``false``); bytes are decoded as UTF-8. The file is opened for append and
-created if missing; ``flush`` (before each offset commit) flushes it, so committed offsets
-never run ahead of what is in the file.
+Kafka's task writes ``String.valueOf(record.value())``, and so does this one
+(:func:`seaway.connect.api.java_string`): ``null``, ``true``, ``{a=1, b=[1, 2]}`` for a map (in
+the order of the ``HashMap`` Kafka's converters build), ``Struct{a=1,b=x}``, ``1.0E10``, never a
+Python repr such as ``{'a': 1}``. One deviation: a value that is bytes (ByteArrayConverter) is
+decoded as UTF-8, where Java prints the array's identity (``[B@6d06d69c``), which carries none of
+the data. The file is opened for append and created if missing; ``flush`` (before each offset
+commit) flushes it, so committed offsets never run ahead of what is in the file.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ from seaway.connect.api import (
     ConnectError,
     Importance,
     OffsetAndMetadata,
+    Schema,
     SinkConnector,
     SinkRecord,
     SinkRecordBatch,
     SinkTask,
     Task,
     TopicPartition,
+    java_string,
 )
 from seaway.connectors.file._version import VERSION
 
@@ -66,14 +71,11 @@ class FileStreamSinkConnector(SinkConnector):
         return True
 
 
-def _as_text(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
+def _as_text(value: Any, schema: Schema | None) -> str:
+    """``String.valueOf(value)``, but bytes as their UTF-8 text (see the module's docstring)."""
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).decode("utf-8", "replace")
-    return str(value)
+    return java_string(value, schema)
 
 
 class FileStreamSinkTask(SinkTask):
@@ -102,8 +104,9 @@ class FileStreamSinkTask(SinkTask):
             values = records.record_values() if type(records) is SinkRecordBatch else [r.value for r in records]
             try:
                 text = "\n".join(values)  # all str: the common case, no per-value Python
-            except TypeError:
-                text = "\n".join([v if type(v) is str else _as_text(v) for v in values])
+            except TypeError:  # the schemas tell Java's types (FLOAT32 prints as a Float...)
+                text = "\n".join([v if type(v) is str else _as_text(v, r.value_schema)
+                                  for v, r in zip(values, records, strict=True)])
             self._out.write(text + "\n")
 
     def flush(self, current_offsets: Mapping[TopicPartition, OffsetAndMetadata]) -> None:

@@ -66,6 +66,7 @@ class ClusterAdmin:
         self._admin = AdminClient(dict(config))
 
     def _wait(self, future: Future[Any], what: str) -> Any:
+        self._admin.poll(0)  # hands librdkafka's queued log lines to Python logging (seaway.librdkafka_log)
         try:
             return future.result(self.timeout)
         except TimeoutError as e:

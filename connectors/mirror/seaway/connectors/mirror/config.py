@@ -47,6 +47,7 @@ from seaway.connectors.mirror.policy import (
     ReplicationPolicy,
     replication_policy,
 )
+from seaway.librdkafka_log import client_logging
 
 __all__ = [
     "BYTE_ARRAY_CONVERTER",
@@ -325,7 +326,8 @@ class MirrorConnectorConfig(AbstractConfig):
         props.update(extra)
         user = props.get("client.id")
         props["client.id"] = (f"{user}|" if user else "") + f"{self.entity_label()}|{role}"
-        return {k: str(v).strip() for k, v in props.items()}
+        # librdkafka's lines through Python logging, repeats held back (not straight to stderr)
+        return {**{k: str(v).strip() for k, v in props.items()}, **client_logging()}
 
     def source_consumer(self, role: str) -> dict[str, Any]:
         props = self._client(SOURCE_CLUSTER_PREFIX, "consumer", role, {"enable.auto.commit": "false"})
