@@ -12,7 +12,7 @@ from prometheus_client.samples import Sample
 
 __all__ = ["broker_metrics_url", "sample_value", "scrape"]
 
-_SERVING = re.compile(r"serving Prometheus metrics on (http://\S+/metrics)")
+_SERVING = re.compile(r"serving Prometheus metrics on (https?://\S+/metrics)")
 
 
 def broker_metrics_url(output: list[str]) -> str:

@@ -4,7 +4,9 @@ Kafka has no HTTP metrics port; operators run jmx_exporter with its ``kafka-2_0_
 rules, which turn ``kafka.server<type=BrokerTopicMetrics, name=MessagesInPerSec,
 topic=t><>Count`` into ``kafka_server_brokertopicmetrics_messagesin_total{topic="t"}``.
 Seaway serves the same names itself on ``metrics.listener`` (off unless set), so dashboards
-and alerts written for Kafka work unchanged. docs/metrics.md lists every family.
+and alerts written for Kafka work unchanged. docs/metrics.md lists every family. With an
+authorizer the listener asks for a broker user's credentials and shows each scraper only the
+topics and groups its ACLs let it describe (:mod:`seaway.broker.metrics_http`).
 
 Why plain integers and a custom collector: the produce and fetch handlers run once per
 request on the event loop, and prometheus_client's ``Counter.inc`` takes a lock per call.
@@ -21,17 +23,19 @@ time from the live objects, so they cost nothing between scrapes.
 from __future__ import annotations
 
 import bisect
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from wsgiref.simple_server import WSGIServer
 
-from prometheus_client import start_http_server
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
-from prometheus_client.registry import Collector, CollectorRegistry
+from prometheus_client.registry import Collector
 from seaway.broker.handlers.registry import HANDLERS
 from seaway.broker.lag_metrics import BrokerLag
+from seaway.broker.metrics_http import BrokerUsers, MetricsAccess, WsgiApp, metrics_app, serve
 
 if TYPE_CHECKING:
     from seaway.broker.context import BrokerContext
@@ -40,6 +44,7 @@ __all__ = [
     "LATENCY_BUCKETS_MS",
     "BrokerMetrics",
     "BrokerMetricsCollector",
+    "MetricsEndpoint",
     "MetricsServer",
     "parse_metrics_listener",
 ]
@@ -254,49 +259,75 @@ class BrokerMetricsCollector(Collector):
         yield by_state
 
 
-def parse_metrics_listener(value: str) -> tuple[str, int] | None:
-    """``metrics.listener`` as (host, port), None when empty (off); ValueError names the problem.
+@dataclass(frozen=True, slots=True)
+class MetricsEndpoint:
+    """Where ``/metrics`` listens: ``metrics.listener`` parsed."""
 
-    Accepts ``host:port``, ``[v6]:port`` or ``http://host:port``; port 0 binds an ephemeral one.
+    host: str
+    port: int
+    https: bool = False
+
+    def url(self, port: int | None = None) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"{'https' if self.https else 'http'}://{host}:{self.port if port is None else port}/metrics"
+
+
+def parse_metrics_listener(value: str) -> MetricsEndpoint | None:
+    """``metrics.listener`` as an endpoint, None when empty (off); ValueError names the problem.
+
+    Accepts ``host:port``, ``[v6]:port``, ``http://host:port`` or ``https://host:port`` (TLS with
+    the broker's ``ssl.*`` settings); port 0 binds an ephemeral one.
     """
     text = value.strip()
     if not text:
         return None
-    if text.startswith("http://"):
+    https = text.lower().startswith("https://")
+    if https:
+        text = text[len("https://"):]
+    elif text.lower().startswith("http://"):
         text = text[len("http://"):]
     host, sep, port_text = text.rpartition(":")
     if not sep or not port_text.isdigit():
-        raise ValueError(f"metrics.listener={value!r}: expected host:port (e.g. 127.0.0.1:9308)")
+        raise ValueError(f"metrics.listener={value!r}: expected host:port (e.g. 127.0.0.1:9308) or "
+                         "https://host:port")
     port = int(port_text)
     if port > 65535:
         raise ValueError(f"metrics.listener={value!r}: port {port} is out of range")
     host = host.strip("[]") or "127.0.0.1"
-    return host, port
+    return MetricsEndpoint(host, port, https)
 
 
 class MetricsServer:
-    """``/metrics`` over HTTP on its own thread (prometheus_client's WSGI server).
+    """``/metrics`` over HTTP(S) on its own threads (:mod:`seaway.broker.metrics_http`).
 
-    A thread, not the event loop: a slow scraper (or a large scrape) never stalls a
-    produce. Prometheus's text format is all it serves; it reads no request body.
+    Threads, not the event loop: a slow scraper (or a large scrape) never stalls a produce.
+    Prometheus's text format (and OpenMetrics, gzip) is all it serves; it reads no request body.
+    With an authorizer, scrapes need a broker user's credentials and see what its ACLs let it
+    describe.
     """
 
-    def __init__(self, registry: CollectorRegistry, host: str, port: int) -> None:
+    def __init__(self, app: WsgiApp, endpoint: MetricsEndpoint, ssl_context: ssl.SSLContext | None = None) -> None:
         self._httpd: WSGIServer
         self._thread: threading.Thread
-        self._httpd, self._thread = start_http_server(port, addr=host, registry=registry)
-        self.host = host
+        self._httpd, self._thread = serve(app, endpoint.host, endpoint.port, ssl_context)
+        self.host = endpoint.host
         self.port: int = self._httpd.server_port
+        self.url = endpoint.url(self.port)
 
     @classmethod
-    def for_broker(cls, context: BrokerContext, connections: Callable[[], Sequence[_Listener]], host: str,
-                   port: int) -> MetricsServer:
-        registry = CollectorRegistry(auto_describe=False)
+    def for_broker(cls, context: BrokerContext, connections: Callable[[], Sequence[_Listener]],
+                   endpoint: MetricsEndpoint, ssl_context: ssl.SSLContext | None = None) -> MetricsServer:
         cfg = context.config
         lag = BrokerLag(context, intervals=cfg.metrics_lag_window_intervals,
                         min_distance_ms=cfg.metrics_lag_min_distance_ms)
-        registry.register(BrokerMetricsCollector(context, connections, lag))
-        return cls(registry, host, port)
+        collector = BrokerMetricsCollector(context, connections, lag)
+        access = None
+        if context.authorizer is not None:
+            users = BrokerUsers(context.security_store,
+                                [sec.plain_users for sec in cfg.listener_security.values() if sec.plain_users])
+            delay_s = max(0, int(cfg.get("connection.failed.authentication.delay.ms"))) / 1000
+            access = MetricsAccess(context.authorizer, users, context.principal_mapper, delay_s)
+        return cls(metrics_app(collector, access), endpoint, ssl_context)
 
     def close(self) -> None:
         self._httpd.shutdown()

@@ -42,6 +42,7 @@ __all__ = [
     "BasicAuth",
     "User",
     "Users",
+    "basic_credentials",
     "connect_users",
     "deobfuscate",
     "jaas_file_from_opts",
@@ -189,19 +190,28 @@ def jetty_users(jaas_path: str, realm: str, setting: str) -> Users:
     return Users(path, users)
 
 
+def basic_credentials(authorization: bytes | str) -> tuple[str, str] | None:
+    """(user, password) of an ``Authorization: Basic ...`` header value; None for any other value.
+
+    Shared by every Seaway HTTP server that asks for Basic credentials (the REST APIs here, the
+    broker's ``/metrics``), so all parse the header alike.
+    """
+    value = authorization.encode("latin-1") if isinstance(authorization, str) else bytes(authorization)
+    scheme, _, token = value.strip().partition(b" ")
+    if scheme.lower() != b"basic":
+        return None
+    try:
+        decoded = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    username, sep, password = decoded.partition(":")
+    return (username, password) if sep else None
+
+
 def _credentials(scope: Scope) -> tuple[str, str] | None:
     for key, value in scope.get("headers", ()):
-        if key.lower() != b"authorization":
-            continue
-        scheme, _, token = bytes(value).strip().partition(b" ")
-        if scheme.lower() != b"basic":
-            return None
-        try:
-            decoded = base64.b64decode(token.strip(), validate=True).decode("utf-8")
-        except (binascii.Error, ValueError):
-            return None
-        username, sep, password = decoded.partition(":")
-        return (username, password) if sep else None
+        if key.lower() == b"authorization":
+            return basic_credentials(value)
     return None
 
 

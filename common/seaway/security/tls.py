@@ -31,6 +31,7 @@ as OpenSSL has read it.
 
 from __future__ import annotations
 
+import datetime
 import os
 import secrets
 import ssl
@@ -39,6 +40,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cryptography import x509
 
 __all__ = [
     "TLS13_SUITES",
@@ -46,6 +51,7 @@ __all__ = [
     "TlsSettings",
     "build_client_context",
     "build_server_context",
+    "certificate_validity_warning",
     "openssl_cipher_names",
     "peer_subject_dn",
     "refuse_jks",
@@ -416,3 +422,59 @@ def peer_subject_dn(ssl_object: ssl.SSLObject | ssl.SSLSocket | None) -> str | N
     from cryptography import x509
 
     return x509.load_der_x509_certificate(der).subject.rfc4514_string()
+
+
+def certificate_validity_warning(settings: TlsSettings, now: datetime.datetime | None = None) -> str | None:
+    """Why the keystore's own certificate is not valid ``now`` (expired, not yet valid), or None.
+
+    A server still starts with such a certificate (Kafka's does too, silently); every client
+    that checks it then refuses the TLS handshake, so the operator should hear it at start,
+    with the keystore and the date. Call it after :func:`build_server_context` accepted
+    ``settings``: a keystore that cannot be read here gives None, never an error.
+    """
+    try:
+        found = _keystore_certificate(settings)
+    except (TlsConfigError, ValueError, TypeError, OSError):
+        return None
+    if found is None:
+        return None
+    cert, where = found
+    moment = now or datetime.datetime.now(datetime.UTC)
+    subject = cert.subject.rfc4514_string() or "(no subject)"
+    if moment > cert.not_valid_after_utc:
+        return (f"the certificate {subject} in {where} expired on "
+                f"{cert.not_valid_after_utc:%Y-%m-%d %H:%M:%S} UTC: TLS clients will refuse the handshake")
+    if moment < cert.not_valid_before_utc:
+        return (f"the certificate {subject} in {where} is not valid before "
+                f"{cert.not_valid_before_utc:%Y-%m-%d %H:%M:%S} UTC: TLS clients will refuse the handshake "
+                "until then")
+    return None
+
+
+def _keystore_certificate(s: TlsSettings) -> tuple[x509.Certificate, str] | None:
+    """(the keystore's leaf certificate, how the keystore is named in messages), or None."""
+    from cryptography import x509
+
+    kind = s.keystore_type.upper()
+    if kind == "PEM":
+        if s.keystore_certificate_chain:
+            data, where = s.keystore_certificate_chain.encode(), s.key("keystore.certificate.chain")
+        elif s.keystore_location:
+            data = _read(s.keystore_location, s.key("keystore.location"))
+            where = f"{s.key('keystore.location')}={s.keystore_location}"
+        else:
+            return None
+        certs = x509.load_pem_x509_certificates(data)
+        return (certs[0], where) if certs else None
+    if not s.keystore_location:
+        return None
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
+    data = _read(s.keystore_location, s.key("keystore.location"))
+    for password in dict.fromkeys((s.keystore_password, s.key_password)):
+        try:
+            _, cert, _ = pkcs12.load_key_and_certificates(data, password.encode() if password is not None else None)
+        except ValueError:
+            continue
+        return (cert, f"{s.key('keystore.location')}={s.keystore_location}") if cert is not None else None
+    return None

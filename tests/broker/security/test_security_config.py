@@ -156,7 +156,8 @@ def test_passwords_are_sensitive_in_describe_configs() -> None:
 
 
 def test_inter_broker_and_control_plane_listener_names_must_exist() -> None:
-    with pytest.raises(ConfigError, match=r"inter\.broker\.listener\.name=INTERNAL"):
+    with pytest.raises(ConfigError, match=r"^Listener with name INTERNAL defined in inter\.broker\.listener\.name "
+                                          r"not found in listener\.security\.protocol\.map\.$"):
         BrokerConfig({"inter.broker.listener.name": "INTERNAL"})
     with pytest.raises(ConfigError, match="Only one of"):
         BrokerConfig({"inter.broker.listener.name": "PLAINTEXT", "security.inter.broker.protocol": "PLAINTEXT"})

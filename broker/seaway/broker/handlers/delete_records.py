@@ -6,11 +6,14 @@ start changes nothing and answers the current low watermark. Topics whose
 ``cleanup.policy`` lacks ``delete`` refuse with POLICY_VIOLATION, as Kafka does. Records
 below the new start are unreadable at once (fetch answers OFFSET_OUT_OF_RANGE and
 ListOffsets earliest gives the new start); their segments go at the next retention pass.
+Internal topics (``__consumer_offsets``, ``__transaction_state``) are INVALID_TOPIC_EXCEPTION,
+after the ACL and existence checks, as in Kafka's ``ReplicaManager`` (:mod:`.internal_topics`).
 """
 
 from __future__ import annotations
 
 from seaway.broker.context import BrokerContext, Operation, RequestContext, ResourceType
+from seaway.broker.handlers.internal_topics import delete_records_refusal
 from seaway.broker.handlers.registry import handles
 from seaway.protocol.errors import (
     KafkaProtocolError,
@@ -35,6 +38,9 @@ def _delete(broker: BrokerContext, topic: str, part: DeleteRecordsPartition) -> 
     plog = broker.logs.get_log(topic, part.partition_index)
     if plog is None:
         raise UnknownTopicOrPartitionError(f"{topic}-{part.partition_index} does not exist")
+    internal = delete_records_refusal(topic)
+    if internal is not None:
+        raise internal
     if not plog.config.deletes:
         raise PolicyViolationError(
             f"Records of partition {topic}-{part.partition_index} can not be deleted due to the "

@@ -4,6 +4,9 @@ An unknown name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id UNKNOWN_TOPIC_ID; a
 request naming the same topic twice gets INVALID_REQUEST for it, as does an entry with
 both or neither of name and id. Long-polling fetches on the deleted partitions are
 woken so they answer (with UNKNOWN_TOPIC_OR_PARTITION) instead of waiting out max_wait_ms.
+The internal topics (``__consumer_offsets``, ``__transaction_state``) are refused with
+INVALID_TOPIC_EXCEPTION once the caller may delete them: a deviation, Kafka deletes them
+(:mod:`.internal_topics` says why).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from uuid import UUID
 
 from seaway.broker.context import BrokerContext, Operation, RequestContext, ResourceType
 from seaway.broker.handlers.configs_common import error_of
+from seaway.broker.handlers.internal_topics import delete_topic_refusal
 from seaway.broker.handlers.registry import handles
 from seaway.protocol.errors import (
     InvalidRequestError,
@@ -101,6 +105,9 @@ def _delete_all(broker: BrokerContext, wanted: list[tuple[str | None, UUID]],
                 raise TopicAuthorizationFailedError("Authorization failed.")
             if not enabled:
                 raise TopicDeletionDisabledError("Topic deletion is disabled (delete.topic.enable=false).")
+            internal = delete_topic_refusal(resolved)
+            if internal is not None:
+                raise internal
             deleted.append((resolved, _delete(broker, resolved)))
             results.append(DeletableTopicResult(name=resolved, topic_id=resolved_id, error_code=0))
         except KafkaProtocolError as exc:

@@ -29,7 +29,12 @@ from typing import Any
 from seaway.broker.security.jaas import PLAIN_MODULE, SCRAM_MODULE, parse_jaas
 from seaway.broker.security.principal import SslPrincipalMapper, parse_principal
 from seaway.broker.security.sasl import PLAIN, SUPPORTED_MECHANISMS
-from seaway.broker.security.tls import TlsConfigError, TlsSettings, build_server_context
+from seaway.broker.security.tls import (
+    TlsConfigError,
+    TlsSettings,
+    build_server_context,
+    certificate_validity_warning,
+)
 
 __all__ = [
     "AUTHORIZERS",
@@ -38,6 +43,7 @@ __all__ = [
     "BrokerSecurity",
     "ListenerSecurity",
     "SecurityConfigError",
+    "broker_tls_settings",
     "listener_security",
     "override_target",
     "parse_super_users",
@@ -84,9 +90,10 @@ SECURITY_CONFIGS: list[tuple[str, str, Any, str, bool, tuple[str, ...]]] = [
      "Unused: a single node opens no inter-broker connections.", False, ()),
     ("sasl.server.max.receive.size", "INT", 524288, "Largest frame before SASL authentication completes.",
      False, ()),
-    ("security.inter.broker.protocol", "STRING", "PLAINTEXT", "Names the inter-broker listener when "
-     "inter.broker.listener.name is unset (no inter-broker traffic on one node).", False, PROTOCOLS),
-    ("inter.broker.listener.name", "STRING", None, "Must name a listener when set.", False, ()),
+    ("security.inter.broker.protocol", "STRING", "PLAINTEXT", "Names the inter-broker listener (the one called "
+     "like the protocol, which must be advertised when this is set) when inter.broker.listener.name is unset; "
+     "no inter-broker traffic on one node.", False, PROTOCOLS),
+    ("inter.broker.listener.name", "STRING", None, "Must name an advertised listener when set.", False, ()),
     ("control.plane.listener.name", "STRING", None, "Must name a listener when set; served like the others.",
      False, ()),
     ("connections.max.reauth.ms", "LONG", 0, "0 only: SASL re-authentication (KIP-368) is not offered.", False,
@@ -227,6 +234,9 @@ class ListenerSecurity:
     ssl_context: ssl.SSLContext | None = None
     mechanisms: tuple[str, ...] = ()
     plain_users: Mapping[str, str] = field(default_factory=dict)
+    certificate_warning: str | None = None
+    """Why the listener's certificate is not valid now (expired, not yet valid): the server
+    logs it at start, since every client that checks the certificate will refuse it."""
 
     @property
     def uses_sasl(self) -> bool:
@@ -284,6 +294,11 @@ def _tls_settings(config: Any, listener: str, protocol: str) -> TlsSettings:
     )
 
 
+def broker_tls_settings(config: Any) -> TlsSettings:
+    """The broker-level ``ssl.*`` settings (no listener's overrides), for its HTTPS metrics listener."""
+    return _tls_settings(config, "", "SSL")
+
+
 def _sasl(config: Any, listener: str) -> tuple[tuple[str, ...], dict[str, str]]:
     key, raw = _prefixed(config, listener, "sasl.enabled.mechanisms")
     mechanisms = tuple(_value(config, listener, "sasl.enabled.mechanisms"))
@@ -339,16 +354,46 @@ def resolve_security(config: Any, listeners: list[tuple[str, str, int]], protoco
         raise SecurityConfigError("connection.failed.authentication.delay.ms must be at least 0")
     if config.get("sasl.server.max.receive.size") < 1:
         raise SecurityConfigError("sasl.server.max.receive.size must be at least 1")
-    if "inter.broker.listener.name" in config.raw and "security.inter.broker.protocol" in config.raw:
-        raise SecurityConfigError(
-            "Only one of inter.broker.listener.name and security.inter.broker.protocol should be set.")
-    for key in ("inter.broker.listener.name", "control.plane.listener.name"):
-        value = config.raw.get(key)
-        if value is not None and value.strip().upper() not in names:
-            raise SecurityConfigError(f"{key}={value} must be the name of one of the listeners "
-                                      f"({', '.join(sorted(names))})")
+    _check_inter_broker_listener(config, listeners, protocol_map)
+    value = config.raw.get("control.plane.listener.name")
+    if value is not None and value.strip().upper() not in names:
+        raise SecurityConfigError(f"control.plane.listener.name={value} must be the name of one of the listeners "
+                                  f"({', '.join(sorted(names))})")
     return BrokerSecurity(listener_security(config, listeners, protocol_map),
                           parse_super_users(config.get("super.users")))
+
+
+def _check_inter_broker_listener(config: Any, listeners: list[tuple[str, str, int]],
+                                 protocol_map: Mapping[str, str]) -> None:
+    """Kafka's ``KafkaConfig`` checks of the inter-broker listener, with Kafka's messages.
+
+    ``inter.broker.listener.name`` must be in ``listener.security.protocol.map`` and then an
+    advertised listener; ``security.inter.broker.protocol`` names the listener called like the
+    protocol (Kafka's ``ListenerName.forSecurityProtocol``), which must be advertised too. One
+    node has no inter-broker traffic, so only a value the operator set is checked: Kafka also
+    refuses its default (PLAINTEXT) when no listener is called PLAINTEXT, which would stop
+    every ``listeners=SSL://...``-only configuration here for nothing (a documented deviation).
+    """
+    named = config.raw.get("inter.broker.listener.name")
+    protocol = config.raw.get("security.inter.broker.protocol")
+    if named is not None and protocol is not None:
+        raise SecurityConfigError(
+            "Only one of inter.broker.listener.name and security.inter.broker.protocol should be set.")
+    if named is not None:
+        listener, origin = named.strip().upper(), ""
+        if listener not in protocol_map:
+            raise SecurityConfigError(f"Listener with name {listener} defined in inter.broker.listener.name not "
+                                      "found in listener.security.protocol.map.")
+    elif protocol is not None:
+        listener = protocol.strip().upper()
+        origin = f" (security.inter.broker.protocol={protocol.strip()} names the listener {listener})"
+    else:
+        return
+    advertised = [name for name, _, _ in getattr(config, "advertised_listeners", None) or listeners]
+    if listener not in advertised:
+        raise SecurityConfigError(
+            "inter.broker.listener.name must be a listener name defined in advertised.listeners. The valid "
+            f"options based on currently configured listeners are {','.join(advertised)}{origin}")
 
 
 def listener_security(config: Any, listeners: list[tuple[str, str, int]], protocol_map: Mapping[str, str]) -> (
@@ -358,17 +403,19 @@ def listener_security(config: Any, listeners: list[tuple[str, str, int]], protoc
     result: dict[str, ListenerSecurity] = {}
     for name, _, _ in listeners:
         protocol = protocol_map[name]
-        context = None
+        context = warning = None
         if protocol in ("SSL", "SASL_SSL"):
+            settings = _tls_settings(config, name, protocol)
             try:
-                context = build_server_context(_tls_settings(config, name, protocol))
+                context = build_server_context(settings)
             except TlsConfigError as exc:
                 raise SecurityConfigError(f"listener {name}: {exc}") from None
+            warning = certificate_validity_warning(settings)
         mechanisms: tuple[str, ...] = ()
         plain_users: dict[str, str] = {}
         if protocol.startswith("SASL_"):
             mechanisms, plain_users = _sasl(config, name)
-        result[name] = ListenerSecurity(name, protocol, context, mechanisms, plain_users)
+        result[name] = ListenerSecurity(name, protocol, context, mechanisms, plain_users, warning)
     try:
         SslPrincipalMapper(str(config.get("ssl.principal.mapping.rules")))
     except ValueError as exc:

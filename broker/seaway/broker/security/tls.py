@@ -8,6 +8,14 @@ it); the broker imports it from there.
 
 from __future__ import annotations
 
-from seaway.security.tls import TLS13_SUITES, TlsConfigError, TlsSettings, build_server_context, peer_subject_dn
+from seaway.security.tls import (
+    TLS13_SUITES,
+    TlsConfigError,
+    TlsSettings,
+    build_server_context,
+    certificate_validity_warning,
+    peer_subject_dn,
+)
 
-__all__ = ["TLS13_SUITES", "TlsConfigError", "TlsSettings", "build_server_context", "peer_subject_dn"]
+__all__ = ["TLS13_SUITES", "TlsConfigError", "TlsSettings", "build_server_context", "certificate_validity_warning",
+           "peer_subject_dn"]

@@ -25,6 +25,7 @@ from seaway.protocol.errors import (
     CoordinatorNotAvailableError,
     InvalidProducerEpochError,
     InvalidTxnStateError,
+    KafkaProtocolError,
     NotCoordinatorError,
     NotEnoughReplicasError,
     ProducerFencedError,
@@ -47,6 +48,7 @@ __all__ = [
     "install",
     "transaction_coordinator_of",
     "transactional_guard",
+    "transactional_verification",
 ]
 
 # What a failed KIP-890 verification answers to a produce (Kafka's ReplicaManager): a
@@ -65,20 +67,57 @@ def transactional_guard(producers: ProducerStateManager, transactional_id: str, 
     return functools.partial(_translated, producers.transactional_guard(transactional_id), version)
 
 
+def transactional_verification(producers: ProducerStateManager, transactional_id: str, version: int) -> (
+    Callable[[PartitionLog, BatchHeader], None]
+):
+    """KIP-890's check alone, for a transactional batch the broker refuses after it anyway.
+
+    Kafka's ``ReplicaManager`` verifies a transactional produce with the coordinator before
+    the append, and refuses an append to an internal topic only in the append: a batch for
+    a partition outside the producer's transaction is answered INVALID_TXN_STATE (produce
+    v11: TRANSACTION_ABORTABLE) even there. The returned callable raises what the guard
+    would for ``header`` (translated for produce ``version``) and writes nothing. As in
+    the guard, a producer whose transaction already has data on the partition (its
+    offsets, on ``__consumer_offsets``) is not asked about again.
+    """
+    def verify(plog: PartitionLog, header: BatchHeader) -> None:
+        verifier = producers.verifier
+        if verifier is None or not header.is_transactional or header.producer_id < 0:
+            return
+        state = producers.state_of(plog)
+        with state.lock:
+            entry = state.producers.get(header.producer_id)
+            if entry is not None and entry.current_txn_first_offset >= 0 and entry.epoch == header.producer_epoch:
+                return
+        try:
+            verifier(transactional_id, header.producer_id, header.producer_epoch, plog.topic, plog.partition)
+        except KafkaProtocolError as exc:
+            raise _for_produce(exc, version) from exc
+
+    return verify
+
+
 def _translated(guard: AppendGuard, version: int, plog: PartitionLog, headers: list[BatchHeader],
                 write: Callable[[], AppendResult]) -> AppendResult:
     try:
         return guard(plog, headers, write)
-    except ProducerFencedError as exc:
-        raise InvalidProducerEpochError(str(exc)) from exc
-    except TransactionAbortableError as exc:
-        if version < _TRANSACTION_ABORTABLE_FROM:
-            raise InvalidTxnStateError(f"Partition was not added to the transaction: {exc}") from exc
-        raise
-    except _RETRY_AS_NOT_ENOUGH_REPLICAS as exc:
-        raise NotEnoughReplicasError(
-            f"Unable to verify the partition has been added to the transaction. Underlying error: {exc.name}"
-        ) from exc
+    except KafkaProtocolError as exc:
+        translated = _for_produce(exc, version)
+        if translated is exc:
+            raise
+        raise translated from exc
+
+
+def _for_produce(exc: KafkaProtocolError, version: int) -> KafkaProtocolError:
+    """A verification error as a produce of ``version`` answers it (Kafka's ReplicaManager)."""
+    if isinstance(exc, ProducerFencedError):
+        return InvalidProducerEpochError(str(exc))
+    if isinstance(exc, TransactionAbortableError) and version < _TRANSACTION_ABORTABLE_FROM:
+        return InvalidTxnStateError(f"Partition was not added to the transaction: {exc}")
+    if isinstance(exc, _RETRY_AS_NOT_ENOUGH_REPLICAS):
+        return NotEnoughReplicasError(
+            f"Unable to verify the partition has been added to the transaction. Underlying error: {exc.name}")
+    return exc
 
 
 def install(context: BrokerContext) -> TransactionCoordinator:
