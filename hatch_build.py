@@ -25,9 +25,14 @@ SOURCE = Path("broker/seaway/broker/log/_record_walk.c")
 
 
 def compile_extension(root: Path) -> Path | None:
-    """Compile SOURCE next to itself; the shared object's path, or None (with a warning)."""
+    """Compile SOURCE next to itself; the shared object's path, or None (with a warning).
+
+    Written to a temporary name and renamed into place: a running broker (or test) that
+    has the old shared object mapped keeps its copy intact instead of crashing.
+    """
     source = root / SOURCE
     target = source.with_name("_record_walk" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
+    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     compiler = shlex.split(sysconfig.get_config_var("CC") or "cc")
     command = [
         *compiler,
@@ -37,11 +42,13 @@ def compile_extension(root: Path) -> Path | None:
         "-I" + sysconfig.get_paths()["include"],
         str(source),
         "-o",
-        str(target),
+        str(partial),
     ]
     try:
         subprocess.run(command, check=True, capture_output=True, text=True)
+        os.replace(partial, target)
     except (OSError, subprocess.CalledProcessError) as exc:
+        partial.unlink(missing_ok=True)
         detail = getattr(exc, "stderr", "") or str(exc)
         print(f"WARNING: cannot compile {SOURCE} ({detail.strip()}); the broker will check records in "
               "Python, which is much slower", file=sys.stderr)

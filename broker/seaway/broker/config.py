@@ -23,7 +23,13 @@ Deliberate deviations from Kafka, for an embedded single node:
   process has no heap limit, so the bound is explicit (see ``request_memory.py``);
 - a listener with no host (``PLAINTEXT://:9092``, the default) binds and advertises 127.0.0.1
   (Kafka: every interface): an unconfigured broker is reachable from this machine only;
-- listeners named in ``controller.listener.names`` are not bound (there is no KRaft quorum).
+- listeners named in ``controller.listener.names`` are not bound (there is no KRaft quorum);
+- ``num.io.threads`` (Kafka's default 8) sizes the threads that decompress compressed produce
+  batches, the part of request handling that may take long; the rest runs on the event loop
+  (see ``decompression.py``);
+- ``connections.max.decompressed.bytes.per.second`` (64 MiB/s) is Seaway's own: a
+  per-connection quota on what compressed batches unpack to, enforced by throttling
+  (``throttle_time_ms``, delay) as Kafka enforces its quotas (``decompression.py``).
 
 ``log.*`` broker keys become the topic-config defaults exactly as in Kafka (``log.retention.ms``
 > ``.minutes`` > ``.hours`` -> ``retention.ms``, ``message.max.bytes`` -> ``max.message.bytes``,
@@ -70,6 +76,8 @@ Listener = tuple[str, str, int]
 
 LONG_MAX = 9223372036854775807
 INT_MAX = 2147483647
+DEFAULT_DECOMPRESSED_BYTES_PER_SECOND = 64 * 1024 * 1024
+"""``connections.max.decompressed.bytes.per.second``: see docs/broker.md, "Compressed batches"."""
 CONSUMER_GROUP_ASSIGNORS = ("org.apache.kafka.coordinator.group.assignor.UniformAssignor",
                             "org.apache.kafka.coordinator.group.assignor.RangeAssignor")
 
@@ -336,9 +344,28 @@ BROKER_CONFIG_DEFS: Mapping[str, BrokerConfigDef] = {
             "reading (0 or less = no limit, Kafka's default -1).",
         ),
         _d("max.connections", _INT, INT_MAX, "Most client connections; at the limit new ones wait.", 0),
+        _d(
+            "num.io.threads",
+            _INT,
+            8,
+            "Threads that decompress and check compressed produce batches off the event loop "
+            "(the rest of request handling runs on the event loop).",
+            1,
+        ),
+        # Seaway's own key (Kafka has no such limit): docs/broker.md "Connection and resource limits".
+        _d(
+            "connections.max.decompressed.bytes.per.second",
+            _LONG,
+            DEFAULT_DECOMPRESSED_BYTES_PER_SECOND,
+            "Per connection: bytes its compressed produce batches may unpack to per second; past it the "
+            "connection is throttled (throttle_time_ms, its next compressed batch delayed), never refused "
+            "(0 or less = no limit).",
+            -1,
+        ),
         # Seaway's own key (Kafka has no HTTP metrics port; jmx_exporter adds one): docs/metrics.md.
         _d("metrics.listener", _STR, "",
-           "host:port of the Prometheus /metrics HTTP listener (port 0: any free port); empty = off."),
+           "host:port (or https://host:port, TLS with the ssl.* settings) of the Prometheus /metrics listener "
+           "(port 0: any free port); empty = off. With an authorizer, scrapes need a broker user's credentials."),
         _d("metrics.lag.window.intervals", _INT, 10,
            "Commits kept per group partition for the lag status (Burrow's storage intervals).", 1),
         _d("metrics.lag.min.distance.ms", _LONG, 1000,
@@ -383,7 +410,6 @@ BROKER_CONFIG_DEFS: Mapping[str, BrokerConfigDef] = {
 IGNORED_KEYS = frozenset(
     {
         "num.network.threads",
-        "num.io.threads",
         "background.threads",
         "queued.max.requests",
         "num.replica.fetchers",
@@ -483,6 +509,8 @@ class BrokerConfig:
     connections_max_idle_ms: int
     queued_max_request_bytes: int
     max_connections: int
+    num_io_threads: int
+    connections_max_decompressed_bytes_per_second: int
     max_connections_per_ip: int
     max_connections_per_ip_overrides_map: dict[str, int]
     listener_protocols: dict[str, str]

@@ -32,6 +32,11 @@ Socket buffers follow Kafka's ``socket.send.buffer.bytes`` and
 autotuned one, which lets megabytes queue at the receiver: 3.3-4.0 GB/s against
 2.1-5.9 GB/s on loopback (docs/performance.md).
 
+Compressed produce batches are checked on worker threads, and what they unpack to is
+charged to this connection's ``connections.max.decompressed.bytes.per.second`` quota
+(:mod:`seaway.broker.decompression`): while a batch is checked this connection's worker
+awaits it (its later requests wait, in order) and everyone else is served.
+
 Security (:mod:`seaway.broker.security`): on SSL and SASL_SSL listeners the transport is
 asyncio's TLS transport (the handshake is done before the first byte reaches this protocol)
 and a client certificate becomes the principal. On SASL listeners a :class:`SaslSession`
@@ -76,6 +81,7 @@ import time
 from typing import Any
 
 from seaway.broker.context import BrokerContext, RequestContext
+from seaway.broker.decompression import DecompressionQuota
 from seaway.broker.handlers import HANDLERS
 from seaway.broker.listener import normalize_ip
 from seaway.broker.request_memory import RequestMemory
@@ -190,6 +196,8 @@ class KafkaConnection(asyncio.BufferedProtocol):
             # Kafka's sasl.server.max.receive.size: small frames until the client is authenticated
             self.max_request_bytes = min(max_request_bytes, broker.config.sasl_server_max_receive_size)
         self._authenticated_max_bytes = max_request_bytes
+        rate = broker.config.connections_max_decompressed_bytes_per_second
+        self._decompression = DecompressionQuota(rate) if rate > 0 else None
         self._memory = memory if memory is not None else RequestMemory(-1)
         self._charged = 0  # bytes of this connection's requests charged to the memory budget
         self.transport: asyncio.Transport | None = None
@@ -476,7 +484,7 @@ class KafkaConnection(asyncio.BufferedProtocol):
             return
         ctx = RequestContext(
             self.broker, api_key, version, correlation_id, client_id, self.listener, self._peer,
-            self.principal, self._ip, sasl,
+            self.principal, self._ip, sasl, decompression=self._decompression,
         )
         try:
             response = await spec.func(ctx, request)

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from seaway.broker.config import BrokerConfig
     from seaway.broker.coordinator.coordinator import GroupCoordinator
     from seaway.broker.coordinator.txn.coordinator import TransactionCoordinator
+    from seaway.broker.decompression import DecompressionQuota, ValidationPool
     from seaway.broker.log.cleaner import LogCleaner
     from seaway.broker.log.log_manager import LogManager
     from seaway.broker.metrics import BrokerMetrics
@@ -168,6 +169,9 @@ class BrokerContext:
     principal_mapper: SslPrincipalMapper = field(default_factory=SslPrincipalMapper)
     metrics: BrokerMetrics | None = None
     """The hot paths' counters (:mod:`seaway.broker.metrics`); None when ``metrics.listener`` is off."""
+    validation_pool: ValidationPool | None = None
+    """The threads that check compressed produce batches (:mod:`seaway.broker.decompression`);
+    None in a bare context (unit tests): they are checked on the calling thread."""
 
     def endpoint_for(self, listener_name: str | None) -> Endpoint:
         for ep in self.endpoints:
@@ -199,6 +203,8 @@ class RequestContext:
     client_ip: str = "?"
     sasl: SaslSession | None = None
     """The connection's SASL state while it authenticates (SASL listeners), else None."""
+    decompression: DecompressionQuota | None = None
+    """The connection's ``connections.max.decompressed.bytes.per.second`` quota (None: no limit)."""
 
     def allowed(self, operation: Operation, resource_type: ResourceType, name: str) -> bool:
         """May this request's principal do ``operation`` on the resource (Kafka's ACL rules)?"""

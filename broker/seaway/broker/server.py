@@ -8,6 +8,8 @@ and writes the clean-shutdown markers that let the next start skip full recovery
 Resources clients can make the broker spend are bounded here: connections by
 ``max.connections`` and ``max.connections.per.ip`` (:mod:`.listener`), the bytes of
 requests being read and queued by ``queued.max.request.bytes`` (:mod:`.request_memory`),
+the time spent decompressing produced batches by ``num.io.threads`` worker threads and
+each connection's ``connections.max.decompressed.bytes.per.second`` (:mod:`.decompression`),
 file descriptors by the reserve of :mod:`seaway.broker.log.fds` (the process first raises
 its soft open-file limit to the hard one, as the JVM does for Kafka).
 
@@ -26,6 +28,7 @@ import gc
 import logging
 import signal
 import socket
+import ssl
 import threading
 import time
 from typing import Any
@@ -33,14 +36,17 @@ from typing import Any
 from seaway.broker.config import BrokerConfig, ConfigError
 from seaway.broker.connection import KafkaConnection
 from seaway.broker.context import BrokerContext, Endpoint, now_ms
+from seaway.broker.decompression import ValidationPool
 from seaway.broker.listener import Acceptor, ConnectionLimits, bind_listener, resolve_overrides
 from seaway.broker.log.fds import nofile_limit, raise_nofile_limit
 from seaway.broker.log.log_manager import LogManager
-from seaway.broker.metrics import BrokerMetrics, MetricsServer, parse_metrics_listener
+from seaway.broker.metrics import BrokerMetrics, MetricsEndpoint, MetricsServer, parse_metrics_listener
 from seaway.broker.request_memory import RequestMemory
 from seaway.broker.security.authorizer import StandardAuthorizer
 from seaway.broker.security.principal import SslPrincipalMapper
+from seaway.broker.security.settings import broker_tls_settings
 from seaway.broker.security.store import SecurityStore
+from seaway.broker.security.tls import TlsConfigError, build_server_context, certificate_validity_warning
 
 __all__ = ["BrokerServer", "run_broker"]
 
@@ -85,12 +91,15 @@ class BrokerServer:
                                      authorizer=authorizer, security_store=store,
                                      principal_mapper=SslPrincipalMapper(str(cfg.get("ssl.principal.mapping.rules"))))
         self._install_components(self.context)
+        self.context.validation_pool = ValidationPool(cfg.num_io_threads)
         try:
             metrics_address = parse_metrics_listener(cfg.metrics_listener)
         except ValueError as exc:
             raise ConfigError(str(exc)) from None
+        metrics_tls = None
         if metrics_address is not None:
             self.context.metrics = BrokerMetrics()
+            metrics_tls = self._metrics_tls(metrics_address)
         store.cleaner = self.context.components.log_cleaner
         await asyncio.to_thread(store.compact)
         loop = asyncio.get_running_loop()
@@ -123,20 +132,49 @@ class BrokerServer:
             self.context.endpoints.append(Endpoint(name, adv_host, adv_port))
             log.info("listening on %s://%s:%d (%s, advertised %s:%d)", name, host, bound_port,
                      cfg.listener_protocols[name], adv_host, adv_port)
+            security = cfg.listener_security.get(name)
+            if security is not None and security.certificate_warning is not None:
+                log.warning("listener %s: %s", name, security.certificate_warning)
         self._acceptor.start(bound)
         if metrics_address is not None:
             try:
                 self.metrics_server = await asyncio.to_thread(
-                    MetricsServer.for_broker, self.context, lambda: list(self._connections), *metrics_address)
+                    MetricsServer.for_broker, self.context, lambda: list(self._connections), metrics_address,
+                    metrics_tls)
             except OSError as exc:
                 self._acceptor.close()
                 raise ConfigError(f"metrics.listener={cfg.metrics_listener}: {exc}") from None
-            log.info("serving Prometheus metrics on http://%s:%d/metrics", metrics_address[0],
-                     self.metrics_server.port)
+            log.info("serving Prometheus metrics on %s%s", self.metrics_server.url,
+                     " (HTTP Basic or client certificate authentication: an authorizer is configured)"
+                     if self.context.authorizer is not None else "")
         self._maintenance = loop.create_task(self._maintain())
         if cfg.connections_max_idle_ms >= 0:
             self._idle_reaper = loop.create_task(self._close_idle_connections(cfg.connections_max_idle_ms / 1000))
         log.info("broker %d of cluster %s started", cfg.node_id, cluster_id)
+
+    def _metrics_tls(self, endpoint: MetricsEndpoint) -> ssl.SSLContext | None:
+        """The HTTPS metrics listener's TLS context (the broker's ``ssl.*`` settings), or None for HTTP.
+
+        With an authorizer, /metrics takes passwords: over plain HTTP on an address other hosts
+        reach, they cross the network in clear, which is worth a warning (not a refusal: a
+        management network may be trusted).
+        """
+        cfg = self.config
+        if not endpoint.https:
+            if cfg.authorizer_enabled and endpoint.host not in ("127.0.0.1", "::1", "localhost"):
+                log.warning("metrics.listener=%s takes HTTP Basic passwords over plain HTTP on %s; use "
+                            "https://%s:%d (TLS with the broker's ssl.* settings)", cfg.metrics_listener,
+                            endpoint.host, endpoint.host, endpoint.port)
+            return None
+        settings = broker_tls_settings(cfg)
+        try:
+            context = build_server_context(settings)
+        except TlsConfigError as exc:
+            raise ConfigError(f"metrics.listener={cfg.metrics_listener}: {exc}") from None
+        warning = certificate_validity_warning(settings)
+        if warning is not None:
+            log.warning("metrics.listener: %s", warning)
+        return context
 
     def _install_components(self, context: BrokerContext) -> None:
         """Hook for the coordinator layers (groups, producer state) to attach themselves."""
@@ -198,6 +236,8 @@ class BrokerServer:
         if self.context is not None:
             for component in self.context.components.closeables():
                 await component.close()
+            if self.context.validation_pool is not None:
+                await asyncio.to_thread(self.context.validation_pool.close)
         with self._maintenance_lock:
             await asyncio.to_thread(self.logs.close)
         if self.context is not None and self.context.security_store is not None:

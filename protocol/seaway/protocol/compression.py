@@ -28,9 +28,10 @@ buffer of that size (cramjam's ``decompress_into``, which stops with an error wh
 buffer is full, instead of ``decompress``, which grows its output without limit), so a
 "decompression bomb" (32 KB of zstd that inflates to 1 GiB) costs at most ``max_bytes``
 of memory and the time to produce them, then raises :class:`DecompressedTooLargeError`.
-The output buffer is a per-thread anonymous ``mmap`` of 64 MiB, reused: the kernel hands
-out pages as they are first written, and pages past the first 4 MiB are given back after
-each use, so the cap costs memory only while data really fills it (``_Scratch``).
+The output buffer is a per-thread private anonymous ``mmap`` of 64 MiB, reused: the kernel
+hands out pages as they are first written, and pages past the first 4 MiB are marked free
+after each use (``MADV_FREE``), so the cap costs memory only while data really fills it
+(``_Scratch``).
 
 Failures translate at this boundary: an unknown codec id raises
 ``UnsupportedCompressionTypeError``, undecodable bytes raise ``CorruptMessageError``,
@@ -42,10 +43,11 @@ output past ``max_bytes`` raises ``DecompressedTooLargeError`` (a
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import mmap
 import struct
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import cramjam
 from seaway.protocol.errors import CorruptMessageError, MessageTooLargeError, UnsupportedCompressionTypeError
@@ -170,18 +172,26 @@ class _Scratch:
     A fresh mmap (or a zero-filled bytearray) per batch costs more than decompressing a
     256 KiB batch; one area per thread is reused instead. Its pages are only touched as
     output is written, and whatever a large output touched beyond :data:`_KEEP_BYTES` is
-    handed back to the kernel afterwards (``MADV_DONTNEED``), so a bomb's 64 MiB do not
-    stay resident.
+    marked free afterwards (``MADV_FREE``): the kernel takes those pages back as soon as it
+    needs memory, so a bomb's 64 MiB are not held, and until then the next large output
+    reuses them without a page fault each. (They still count in the process's RSS until
+    taken.) That halves the CPU a 57 MB batch costs: 19 ms instead of 31 with
+    ``MADV_DONTNEED``, whose next use faults in and zeroes every page again.
+
+    The mapping is private: ``MADV_FREE`` does not apply to a shared one, and
+    ``MADV_DONTNEED`` on a shared anonymous mapping (Python's default) only unmaps the
+    pages, which stay allocated in shared memory.
     """
 
     def __init__(self) -> None:
-        self.area = mmap.mmap(-1, MAX_DECOMPRESSED_BYTES)
+        self.area = mmap.mmap(-1, MAX_DECOMPRESSED_BYTES, flags=mmap.MAP_PRIVATE)
         self.busy = False
 
     def release(self, used: int) -> None:
         self.busy = False
         if used > _KEEP_BYTES:
-            self.area.madvise(mmap.MADV_DONTNEED, _KEEP_BYTES, MAX_DECOMPRESSED_BYTES - _KEEP_BYTES)
+            end = min(MAX_DECOMPRESSED_BYTES, -(-used // mmap.PAGESIZE) * mmap.PAGESIZE)
+            _free_pages(self.area, _KEEP_BYTES, end - _KEEP_BYTES)
 
 
 class _OwnScratch(_Scratch):
@@ -193,6 +203,42 @@ class _OwnScratch(_Scratch):
 
 _KEEP_BYTES = 4 * 1024 * 1024
 _local = threading.local()
+
+
+def _load_madvise() -> Callable[[int, int, int], int] | None:
+    try:
+        madvise = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):  # pragma: no cover - no libc madvise (not Linux)
+        return None
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    madvise.restype = ctypes.c_int
+    return madvise
+
+
+_madvise = _load_madvise()
+
+
+_MADV_FREE: int = getattr(mmap, "MADV_FREE", mmap.MADV_DONTNEED)
+
+
+def _free_pages(area: mmap.mmap, start: int, length: int) -> None:
+    """Mark ``area[start:start + length]``'s pages free (``MADV_FREE``), without the GIL.
+
+    ``mmap.madvise`` holds the GIL, and advising the 60 MiB a bomb touched takes
+    milliseconds: time the broker's event loop thread would wait out while a validation
+    thread releases its scratch area. A ctypes call releases the GIL. Where the kernel
+    refuses ``MADV_FREE`` (before Linux 4.5) the pages are dropped (``MADV_DONTNEED``).
+    """
+    if _madvise is None:  # pragma: no cover - not Linux
+        area.madvise(mmap.MADV_DONTNEED, start, length)
+        return
+    anchor = ctypes.c_char.from_buffer(area)
+    try:
+        address = ctypes.addressof(anchor) + start
+        if _madvise(address, length, _MADV_FREE) != 0 and _madvise(address, length, mmap.MADV_DONTNEED) != 0:
+            area.madvise(mmap.MADV_DONTNEED, start, length)  # raises the OSError
+    finally:
+        del anchor
 
 
 def _scratch() -> _Scratch:

@@ -11,12 +11,19 @@ the producer layer installed (``components.producer_state``) its guard checks id
 batches there (a duplicate comes back with its original offsets); a request with a
 transactional id gets the transaction coordinator's guard instead (KIP-890's check of a
 transaction's first batch per partition). Batches of ordinary producers never reach a guard.
+
+Internal topics (``__consumer_offsets``, ``__transaction_state``) are refused with
+INVALID_TOPIC_EXCEPTION, whatever the client id (Kafka lets ``__admin_client`` through; see
+:mod:`.internal_topics`), after the ACL and existence checks and KIP-890's verification, as
+Kafka's ``ReplicaManager`` does.
 """
 
 from __future__ import annotations
 
 from seaway.broker.context import Operation, RequestContext, ResourceType, now_ms
-from seaway.broker.coordinator.txn import transactional_guard
+from seaway.broker.coordinator.txn import transactional_guard, transactional_verification
+from seaway.broker.decompression import append_produced, throttle_time_ms
+from seaway.broker.handlers.internal_topics import INTERNAL_TOPICS, TxnVerification, produce_refusal
 from seaway.broker.handlers.registry import handles
 from seaway.broker.log.partition_log import AppendGuard
 from seaway.broker.producer.fault import ProduceResponseDropped
@@ -58,17 +65,21 @@ def _error(index: int, exc: type[KafkaProtocolError] | KafkaProtocolError, messa
 
 
 def _transactional_guard(ctx: RequestContext, transactional_id: str) -> (
-    tuple[AppendGuard | None, tuple[type[KafkaProtocolError], str] | None]
+    tuple[AppendGuard | None, TxnVerification | None, tuple[type[KafkaProtocolError], str] | None]
 ):
-    """(guard, refusal) of a request that carries a transactional id: WRITE on the id is
-    required (Kafka's rule), then batches go through the transaction-aware guard."""
+    """(guard, verification, refusal) of a request that carries a transactional id: WRITE on
+    the id is required (Kafka's rule), then batches go through the transaction-aware guard
+    (the verification alone serves batches refused afterwards, to internal topics)."""
     if not ctx.allowed(Operation.WRITE, ResourceType.TRANSACTIONAL_ID, transactional_id):
-        return None, (TransactionalIdAuthorizationFailedError,
-                      f"Not authorized to use transactional id {transactional_id!r}")
+        return None, None, (TransactionalIdAuthorizationFailedError,
+                            f"Not authorized to use transactional id {transactional_id!r}")
     components = ctx.broker.components
-    if components.txn_coordinator is None or components.producer_state is None:
-        return None, (TransactionalIdAuthorizationFailedError, "this broker runs without a transaction coordinator")
-    return transactional_guard(components.producer_state, transactional_id, ctx.api_version), None
+    producers = components.producer_state
+    if components.txn_coordinator is None or producers is None:
+        return None, None, (TransactionalIdAuthorizationFailedError,
+                            "this broker runs without a transaction coordinator")
+    return (transactional_guard(producers, transactional_id, ctx.api_version),
+            transactional_verification(producers, transactional_id, ctx.api_version), None)
 
 
 @handles(ProduceRequest, ProduceResponse)
@@ -81,12 +92,13 @@ async def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Produc
     now = now_ms()
     producers = broker.components.producer_state
     guard: AppendGuard | None = None if producers is None else producers.guard
+    verify: TxnVerification | None = None
     # A reason to refuse every partition of the request, checked once.
     refusal: tuple[type[KafkaProtocolError], str] | None = None
     if acks not in (0, 1, -1):
         refusal = (InvalidRequiredAcksError, f"acks={acks} is not 0, 1 or -1")
     elif request.transactional_id is not None:
-        guard, refusal = _transactional_guard(ctx, request.transactional_id)
+        guard, verify, refusal = _transactional_guard(ctx, request.transactional_id)
     appended = False
     responses: list[TopicProduceResponse] = []
     for topic in request.topic_data:
@@ -94,6 +106,7 @@ async def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Produc
         parts: list[PartitionProduceResponse] = []
         messages = nbytes = 0  # for seaway.broker.metrics: counted per topic, never per record
         denied = not ctx.allowed(Operation.WRITE, ResourceType.TOPIC, name)  # ACLs: WRITE on the topic
+        internal = name in INTERNAL_TOPICS
         for pdata in topic.partition_data:
             index = pdata.index
             if refusal is not None:
@@ -107,12 +120,17 @@ async def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Produc
                 parts.append(_error(index, UnknownTopicOrPartitionError, f"{name}-{index} does not exist"))
                 continue
             records = pdata.records
+            if internal:  # __consumer_offsets, __transaction_state: the broker's own state
+                refused = produce_refusal(name, plog, records, verify)
+                if refused is not None:
+                    parts.append(_error(index, refused))
+                    continue
             if records is None or len(records) == 0:
                 parts.append(PartitionProduceResponse(index, 0, plog.log_end_offset, -1, plog.log_start_offset))
                 continue
             try:
                 # A decoded request holds a view of its buffer (RecordsChunk is the fetch side's).
-                result = plog.append(records, now_ms=now, guard=guard)  # type: ignore[arg-type]
+                result = await append_produced(ctx, plog, records, now, guard)  # type: ignore[arg-type]
             except KafkaProtocolError as exc:
                 parts.append(_error(index, exc))
                 continue
@@ -138,4 +156,4 @@ async def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Produc
         # Test-only (seaway.test.fault.drop.produce.response.after.append): raising out of
         # the handler makes the connection close without answering, after the append.
         raise ProduceResponseDropped("test fault: produce response dropped after the append")
-    return ProduceResponse(responses=responses)
+    return ProduceResponse(responses=responses, throttle_time_ms=throttle_time_ms(ctx))

@@ -3,17 +3,25 @@
  * record of every batch, which in Python costs ~0.3 us a record (as much as the whole
  * rest of the produce path for 100-byte records); here it is a few nanoseconds.
  *
- * walk(buffer, start, end, count, keyless) -> (min_timestamp_delta, max_timestamp_delta, [keyless])
+ * walk(buffer, start, end, count, keyless[, release_gil]) -> (min_timestamp_delta, max_timestamp_delta, [keyless])
  * (the indexes of keyless records are collected only when ``keyless`` is true: compacted topics)
  * raises ValueError(message) on the first record that disagrees with the batch header.
  * Same algorithm, same checks, same order as record_check.walk_records_py (the tests hold
  * the two to each other). Reads only; never writes or allocates beyond the result.
+ *
+ * ``release_gil`` (default false) walks without holding the GIL: the records of a compressed
+ * batch, decompressed on one of the broker's validation threads, may be 64 MiB of 7-byte
+ * records (tens of milliseconds), during which the event loop thread must keep running. The
+ * loop itself walks with the GIL held: giving it up there would let another thread take it
+ * for up to a switch interval (5 ms). The buffer export (y*) keeps the buffer alive and
+ * unresizable meanwhile; keyless indexes are gathered in a C array and become a list after.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 
 #define MIN_BODY 6
+#define ERRLEN 200
 
 /* Zigzag varint at *pos, read no further than limit and max_bytes; 0 on success. */
 static int read_varint(const unsigned char *d, Py_ssize_t *pos, Py_ssize_t limit, int max_bytes,
@@ -59,43 +67,48 @@ static int read_varint(const unsigned char *d, Py_ssize_t *pos, Py_ssize_t limit
             uint64_t u_ = (uint64_t)(d[pos] & 0x7F) | ((uint64_t)d[(pos) + 1] << 7);          \
             (out) = (int64_t)(u_ >> 1) ^ -(int64_t)(u_ & 1);                                  \
             (pos) += 2;                                                                       \
-        } else if (read_varint(d, &(pos), (limit), (max_bytes), &(out), err, sizeof err)) {  \
+        } else if (read_varint(d, &(pos), (limit), (max_bytes), &(out), err, ERRLEN)) {     \
             goto fail;                                                                        \
         }                                                                                     \
     } while (0)
 
-static PyObject *walk(PyObject *self, PyObject *args)
+/* Keyless record indexes gathered without the GIL (PyMem_Raw* needs none). */
+typedef struct {
+    Py_ssize_t *items;
+    Py_ssize_t len, cap;
+} IndexArray;
+
+static int index_append(IndexArray *a, Py_ssize_t value)
 {
-    Py_buffer view;
-    Py_ssize_t start, end, count;
-    int want_keyless;
-    char err[200];
-    (void)self;
-    err[0] = 0;
-    if (!PyArg_ParseTuple(args, "y*nnnp", &view, &start, &end, &count, &want_keyless))
-        return NULL;
-    PyObject *keyless = PyList_New(0);
-    if (keyless == NULL) {
-        PyBuffer_Release(&view);
-        return NULL;
+    if (a->len == a->cap) {
+        Py_ssize_t cap = a->cap ? a->cap * 2 : 64;
+        Py_ssize_t *items = PyMem_RawRealloc(a->items, (size_t)cap * sizeof(Py_ssize_t));
+        if (items == NULL)
+            return -1;
+        a->items = items;
+        a->cap = cap;
     }
-    if (start < 0 || end > view.len || start > end) {
-        snprintf(err, sizeof err, "record range [%zd, %zd) is outside the buffer", start, end);
-        goto fail;
-    }
-    const unsigned char *d = (const unsigned char *)view.buf;
+    a->items[a->len++] = value;
+    return 0;
+}
+
+/* The walk proper: 0 on success, -1 with ``err`` set, -2 when out of memory. Touches no
+ * Python object, so it may run without the GIL. */
+static int walk_records(const unsigned char *d, Py_ssize_t start, Py_ssize_t end, Py_ssize_t count,
+                        int want_keyless, IndexArray *keyless, int64_t *min_out, int64_t *max_out, char *err)
+{
     Py_ssize_t pos = start;
     int64_t min_ts = 0, max_ts = 0, v;
     for (Py_ssize_t index = 0; index < count; index++) {
         if (pos >= end) {
-            snprintf(err, sizeof err, "record batch holds %zd records, not the %zd its header claims", index, count);
+            snprintf(err, ERRLEN, "record batch holds %zd records, not the %zd its header claims", index, count);
             goto fail;
         }
         int64_t length;
         VARINT(pos, end, 5, length);
         Py_ssize_t body_end = pos + (Py_ssize_t)length;
         if (length < MIN_BODY || length > end - pos) {
-            snprintf(err, sizeof err, "record %zd has an invalid length %lld (at byte %zd)", index,
+            snprintf(err, ERRLEN, "record %zd has an invalid length %lld (at byte %zd)", index,
                      (long long)length, pos);
             goto fail;
         }
@@ -107,45 +120,36 @@ static PyObject *walk(PyObject *self, PyObject *args)
             max_ts = v;
         VARINT(pos, body_end, 5, v);
         if (v != index) {
-            snprintf(err, sizeof err, "record %zd has offset delta %lld, not %zd", index, (long long)v, index);
+            snprintf(err, ERRLEN, "record %zd has offset delta %lld, not %zd", index, (long long)v, index);
             goto fail;
         }
         VARINT(pos, body_end, 5, v);
         if (v >= 0) {
             pos += (Py_ssize_t)v;
         } else if (v == -1) {
-            if (!want_keyless)
-                goto value;
-            PyObject *i = PyLong_FromSsize_t(index);
-            if (i == NULL || PyList_Append(keyless, i) < 0) {
-                Py_XDECREF(i);
-                Py_DECREF(keyless);
-                PyBuffer_Release(&view);
-                return NULL;
-            }
-            Py_DECREF(i);
+            if (want_keyless && index_append(keyless, index) < 0)
+                return -2;
         } else {
-            snprintf(err, sizeof err, "record %zd has an invalid key length %lld", index, (long long)v);
+            snprintf(err, ERRLEN, "record %zd has an invalid key length %lld", index, (long long)v);
             goto fail;
         }
-    value:
         VARINT(pos, body_end, 5, v);
         if (v >= 0) {
             pos += (Py_ssize_t)v;
         } else if (v != -1) {
-            snprintf(err, sizeof err, "record %zd has an invalid value length %lld", index, (long long)v);
+            snprintf(err, ERRLEN, "record %zd has an invalid value length %lld", index, (long long)v);
             goto fail;
         }
         int64_t headers;
         VARINT(pos, body_end, 5, headers);
         if (headers < 0 || headers * 2 > (int64_t)(body_end - pos)) {
-            snprintf(err, sizeof err, "record %zd has an invalid header count %lld", index, (long long)headers);
+            snprintf(err, ERRLEN, "record %zd has an invalid header count %lld", index, (long long)headers);
             goto fail;
         }
         for (int64_t h = 0; h < headers; h++) {
             VARINT(pos, body_end, 5, v);
             if (v < 0) {
-                snprintf(err, sizeof err, "record %zd has a header with key length %lld", index, (long long)v);
+                snprintf(err, ERRLEN, "record %zd has a header with key length %lld", index, (long long)v);
                 goto fail;
             }
             pos += (Py_ssize_t)v;
@@ -153,32 +157,76 @@ static PyObject *walk(PyObject *self, PyObject *args)
             if (v >= 0) {
                 pos += (Py_ssize_t)v;
             } else if (v != -1) {
-                snprintf(err, sizeof err, "record %zd has a header with value length %lld", index, (long long)v);
+                snprintf(err, ERRLEN, "record %zd has a header with value length %lld", index, (long long)v);
                 goto fail;
             }
         }
         if (pos != body_end) {
-            snprintf(err, sizeof err, "record %zd claims %lld bytes but its fields take %lld", index,
+            snprintf(err, ERRLEN, "record %zd claims %lld bytes but its fields take %lld", index,
                      (long long)length, (long long)(length + pos - body_end));
             goto fail;
         }
     }
     if (pos != end) {
-        snprintf(err, sizeof err, "%zd bytes follow the last of the %zd records the batch claims", end - pos, count);
+        snprintf(err, ERRLEN, "%zd bytes follow the last of the %zd records the batch claims", end - pos, count);
         goto fail;
     }
-    PyBuffer_Release(&view);
-    PyObject *result = Py_BuildValue("(LLN)", (long long)min_ts, (long long)max_ts, keyless);
-    return result;
+    *min_out = min_ts;
+    *max_out = max_ts;
+    return 0;
 fail:
-    Py_DECREF(keyless);
+    return -1;
+}
+
+static PyObject *walk(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t start, end, count;
+    int want_keyless, release_gil = 0, status;
+    char err[ERRLEN];
+    IndexArray keyless = {NULL, 0, 0};
+    int64_t min_ts = 0, max_ts = 0;
+    (void)self;
+    err[0] = 0;
+    if (!PyArg_ParseTuple(args, "y*nnnp|p", &view, &start, &end, &count, &want_keyless, &release_gil))
+        return NULL;
+    if (start < 0 || end > view.len || start > end) {
+        PyBuffer_Release(&view);
+        PyErr_Format(PyExc_ValueError, "record range [%zd, %zd) is outside the buffer", start, end);
+        return NULL;
+    }
+    const unsigned char *d = (const unsigned char *)view.buf;
+    PyThreadState *released = release_gil ? PyEval_SaveThread() : NULL;
+    status = walk_records(d, start, end, count, want_keyless, &keyless, &min_ts, &max_ts, err);
+    if (released != NULL)
+        PyEval_RestoreThread(released);
     PyBuffer_Release(&view);
-    PyErr_SetString(PyExc_ValueError, err);
-    return NULL;
+    PyObject *list = NULL;
+    if (status == 0 && (list = PyList_New(keyless.len)) != NULL) {
+        for (Py_ssize_t i = 0; i < keyless.len; i++) {
+            PyObject *item = PyLong_FromSsize_t(keyless.items[i]);
+            if (item == NULL) {
+                Py_CLEAR(list);
+                break;
+            }
+            PyList_SET_ITEM(list, i, item);
+        }
+    }
+    PyMem_RawFree(keyless.items);
+    if (status == -1) {
+        PyErr_SetString(PyExc_ValueError, err);
+        return NULL;
+    }
+    if (status == -2)
+        return PyErr_NoMemory();
+    if (list == NULL)
+        return NULL;
+    return Py_BuildValue("(LLN)", (long long)min_ts, (long long)max_ts, list);
 }
 
 static PyMethodDef methods[] = {
-    {"walk", walk, METH_VARARGS, "walk(buffer, start, end, count, keyless) -> (min_ts_delta, max_ts_delta, keyless)"},
+    {"walk", walk, METH_VARARGS,
+     "walk(buffer, start, end, count, keyless[, release_gil]) -> (min_ts_delta, max_ts_delta, keyless)"},
     {NULL, NULL, 0, NULL},
 };
 

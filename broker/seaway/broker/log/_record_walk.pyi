@@ -3,5 +3,5 @@
 from typing_extensions import Buffer
 
 def walk(
-    buffer: Buffer, start: int, end: int, count: int, keyless: bool, /
+    buffer: Buffer, start: int, end: int, count: int, keyless: bool, release_gil: bool = False, /
 ) -> tuple[int, int, list[int]]: ...

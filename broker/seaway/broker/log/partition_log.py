@@ -302,6 +302,7 @@ class PartitionLog:
         leader_epoch: int = 0,
         allow_control: bool = False,
         guard: AppendGuard | None = None,
+        validated: list[BatchHeader] | None = None,
     ) -> AppendResult:
         """Validate, stamp and append whole batches; all or nothing (see validation.py).
 
@@ -317,22 +318,29 @@ class PartitionLog:
         ``guard`` (the producer state's) gets the validated headers and the write when a
         batch carries a producer id; see :data:`AppendGuard`. ``allow_control`` is for the
         broker's own transaction markers.
+
+        ``validated``: the headers :func:`~.validation.validation_steps` returned for exactly
+        these ``records`` with this log's config and ``now_ms``, which the produce path runs
+        on a validation thread for compressed batches; they are not checked again.
         """
         now = _now_ms() if now_ms is None else now_ms
-        if (
-            type(records) is memoryview
-            and not self.compacts
-            and not self._log_append_time
-            and not records.readonly
-            and records.format == "B"
-            and records.c_contiguous
-        ):
-            header = plain_batch(records, self.config, now)  # never a producer id: no guard
-            if header is not None:
-                return self._write(records, [header], now, leader_epoch)
-        headers = validate_batches(
-            records, self.config, now, allow_control=allow_control, where=f"{self.topic}-{self.partition}"
-        )
+        if validated is not None:
+            headers = validated
+        else:
+            if (
+                type(records) is memoryview
+                and not self.compacts
+                and not self._log_append_time
+                and not records.readonly
+                and records.format == "B"
+                and records.c_contiguous
+            ):
+                header = plain_batch(records, self.config, now)  # never a producer id: no guard
+                if header is not None:
+                    return self._write(records, [header], now, leader_epoch)
+            headers = validate_batches(
+                records, self.config, now, allow_control=allow_control, where=f"{self.topic}-{self.partition}"
+            )
         if guard is not None:
             for header in headers:
                 if header.producer_id >= 0:

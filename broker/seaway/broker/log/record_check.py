@@ -27,6 +27,12 @@ the reference the tests hold the C walk to, and what runs if the extension is mi
 (about 0.3 us a record: the broker logs a warning at start then). The caller checks the
 cheap invariant first: ``recordCount * 7 <= bytes`` (7 bytes is the smallest record), so
 a header claiming two billion records is refused without a loop.
+
+Decompressed records (up to 64 MiB, millions of records) are walked without the GIL
+(:func:`inspect_compressed`): the produce path inflates them on a worker thread while the
+event loop goes on (``seaway.broker.decompression``). Records walked in place, on the
+event loop, keep the GIL: there the walk is bounded by ``max.message.bytes`` per batch,
+and giving the GIL up could let another thread keep it for a switch interval.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ __all__ = [
     "RecordSummary",
     "decompressed_cap",
     "inspect_batch",
+    "inspect_compressed",
     "walk_records",
     "walk_records_py",
     "walk_records_raw",
@@ -175,7 +182,7 @@ def walk_records_py(
 Walk = Callable[[bytes | bytearray | memoryview, int, int, int, bool], RecordSummary]
 
 
-def _load_native() -> Walk | None:
+def _load_native(release_gil: bool) -> Walk | None:
     try:
         from seaway.broker.log._record_walk import walk as native
     except ImportError:
@@ -185,19 +192,23 @@ def _load_native() -> Walk | None:
         data: bytes | bytearray | memoryview, start: int, end: int, count: int, keyless: bool = False
     ) -> RecordSummary:
         try:
-            return RecordSummary._make(native(data, start, end, count, keyless))
+            return RecordSummary._make(native(data, start, end, count, keyless, release_gil))
         except ValueError as exc:
             raise InvalidRecordError(str(exc)) from None
 
     return walk
 
 
-_native = _load_native()
+_native = _load_native(False)
 WALK_IS_NATIVE = _native is not None
 """Whether :func:`walk_records` runs in C (False: the Python walk, ~50x slower)."""
 
 walk_records: Walk = _native if _native is not None else walk_records_py
 """The record walk the produce path uses: C when built, else :func:`walk_records_py`."""
+
+_walk_unlocked: Walk = _load_native(True) or walk_records_py
+"""The walk of decompressed records: the C walk without the GIL (they are walked on a
+validation thread while the event loop goes on; see ``_record_walk.c``)."""
 
 RawWalk = Callable[[bytes | bytearray | memoryview, int, int, int, bool], tuple[int, int, list[int]]]
 
@@ -252,11 +263,36 @@ def inspect_batch(
     if header.compression == Compression.NONE:
         _check_count(count, end - start)
         return walk_records(buf, start, end, count, keyless)
+    return inspect_compressed(buf, header, max_message_bytes, keyless=keyless)[0]
+
+
+def inspect_compressed(
+    buf: bytes | bytearray | memoryview,
+    header: BatchHeader,
+    max_message_bytes: int,
+    *,
+    keyless: bool = False,
+    limit: int | None = None,
+) -> tuple[RecordSummary, int]:
+    """:func:`inspect_batch` of a compressed batch, and the bytes its records decompressed to.
+
+    The size is what a connection's decompression quota is charged
+    (``connections.max.decompressed.bytes.per.second``). Neither the decompression nor the
+    walk holds the GIL, so this runs on a validation thread while the event loop goes on.
+    ``limit`` stops the decompression earlier than the batch's own cap: past it,
+    ``DecompressedTooLargeError`` whether or not the batch is within its cap (the caller
+    then knows it is big, and tries again without a limit).
+    """
+    count = header.record_count
+    start = header.position + BATCH_HEADER_SIZE
+    end = header.position + header.size
     cap = decompressed_cap(count, max_message_bytes)
     _check_count(count, cap)
-    with memoryview(buf)[start:end] as payload, decompressed(header.compression, payload, max_bytes=cap) as data:
-        _check_count(count, len(data))
-        return walk_records(data, 0, len(data), count, keyless)
+    room = cap if limit is None else min(cap, limit)
+    with memoryview(buf)[start:end] as payload, decompressed(header.compression, payload, max_bytes=room) as data:
+        size = len(data)
+        _check_count(count, size)
+        return _walk_unlocked(data, 0, size, count, keyless), size
 
 
 def _check_count(count: int, size: int) -> None:

@@ -29,11 +29,19 @@ which raise the precise error.
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 
 from crc32c import crc32c
 from seaway.broker.log.cleaner_keys import KeylessRecordError, keyless_message
 from seaway.broker.log.config import LogConfig
-from seaway.broker.log.record_check import MIN_RECORD_BYTES, RecordSummary, inspect_batch, walk_records_raw
+from seaway.broker.log.record_check import (
+    MIN_RECORD_BYTES,
+    RecordSummary,
+    decompressed_cap,
+    inspect_batch,
+    inspect_compressed,
+    walk_records_raw,
+)
 from seaway.protocol.errors import (
     CorruptMessageError,
     InvalidRecordError,
@@ -53,9 +61,11 @@ from seaway.protocol.record_batch import (
     parse_batch_header,
 )
 
-__all__ = ["plain_batch", "validate_batches"]
+__all__ = ["Inflate", "has_compressed_batch", "plain_batch", "validate_batches", "validation_steps"]
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")  # the BatchHeader fields, in order
+_LENGTH = struct.Struct(">i")  # at byte 8
+_ATTRIBUTES = struct.Struct(">h")  # at byte 21
 _new_tuple = tuple.__new__
 _MIN_LENGTH = BATCH_HEADER_SIZE - LOG_OVERHEAD
 
@@ -75,6 +85,61 @@ def validate_batches(
     ``buf`` is only read.
     """
     headers: list[BatchHeader] = []
+    for inflate in validation_steps(buf, config, now_ms, headers, allow_control=allow_control, where=where):
+        inflate.result = inflate.run()  # a compressed batch, decompressed here
+    return headers
+
+
+class Inflate:
+    """A compressed batch :func:`validation_steps` needs decompressed and walked.
+
+    Its driver runs :meth:`run` wherever it likes (the produce path: on a worker thread,
+    first with a ``limit``), sets :attr:`result` and asks for the next step; or, when
+    ``run`` raises, raises that instead (validation has nothing more to check then).
+    """
+
+    __slots__ = ("buf", "header", "keyless", "max_message_bytes", "result")
+
+    def __init__(self, buf: memoryview, header: BatchHeader, max_message_bytes: int, keyless: bool) -> None:
+        self.buf = buf
+        self.header = header
+        self.max_message_bytes = max_message_bytes
+        self.keyless = keyless
+        self.result: tuple[RecordSummary, int] | None = None
+        """What :meth:`run` returned: set by the driver before the next step."""
+
+    @property
+    def cap(self) -> int:
+        """The most the batch may unpack to (:func:`~.record_check.decompressed_cap`)."""
+        return decompressed_cap(self.header.record_count, self.max_message_bytes)
+
+    def run(self, limit: int | None = None) -> tuple[RecordSummary, int]:
+        """:func:`~.record_check.inspect_compressed`: the summary and the bytes unpacked.
+
+        Needs no GIL for its long parts (any thread may run it). Past ``limit`` bytes it
+        raises ``DecompressedTooLargeError`` even when the batch is within its cap.
+        """
+        return inspect_compressed(self.buf, self.header, self.max_message_bytes, keyless=self.keyless, limit=limit)
+
+
+def validation_steps(
+    buf: bytes | bytearray | memoryview,
+    config: LogConfig,
+    now_ms: int,
+    headers: list[BatchHeader],
+    *,
+    allow_control: bool = False,
+    where: str = "",
+) -> Iterator[Inflate]:
+    """:func:`validate_batches` with each compressed batch's decompression handed out.
+
+    Checks batch after batch and appends each header to ``headers``; at a compressed
+    batch it yields an :class:`Inflate` and, at the next step, goes on with its
+    :attr:`Inflate.result`. So the produce path decompresses on worker threads, charges
+    each connection's quota and waits on it, while everything else (header, CRC,
+    timestamps, keys) runs here as before: the checks, their order and the errors are
+    exactly :func:`validate_batches`', which drives this inline.
+    """
     pos, end = 0, len(buf)
     view = buf if isinstance(buf, memoryview) else memoryview(buf)
     max_bytes = config.max_message_bytes
@@ -107,7 +172,14 @@ def validate_batches(
             ))
         ):
             _check_batch(header, config, now_ms, allow_control)  # raises the precise error
-        summary = inspect_batch(view, header, max_bytes, keyless=compacts)
+        if attributes & ATTR_COMPRESSION_MASK:
+            inflate = Inflate(view, header, max_bytes, compacts)
+            yield inflate
+            if inflate.result is None:
+                raise RuntimeError("validation_steps resumed without the Inflate's result")
+            summary = inflate.result[0]
+        else:
+            summary = inspect_batch(view, header, max_bytes, keyless=compacts)
         if check_time:
             _check_record_times(summary, base_ts, now_ms, after_max, before_max)
         if summary.keyless:
@@ -120,7 +192,23 @@ def validate_batches(
         # partition for every real client.
         message = keyless_message(where)
         raise KeylessRecordError(message, [(i, message) for i in keyless])
-    return headers
+
+
+def has_compressed_batch(buf: bytes | bytearray | memoryview) -> bool:
+    """Whether a batch of ``buf`` claims compression (as far as its framing holds).
+
+    The produce path's test for driving :func:`validation_steps` itself: one attributes
+    field read per batch, nothing checked (the steps check everything).
+    """
+    pos, end = 0, len(buf)
+    while end - pos >= BATCH_HEADER_SIZE:
+        length, attributes = _LENGTH.unpack_from(buf, pos + 8)[0], _ATTRIBUTES.unpack_from(buf, pos + 21)[0]
+        if attributes & ATTR_COMPRESSION_MASK:
+            return True
+        if length < _MIN_LENGTH:
+            return False
+        pos += length + LOG_OVERHEAD
+    return False
 
 
 def plain_batch(buf: memoryview, config: LogConfig, now_ms: int) -> BatchHeader | None:
