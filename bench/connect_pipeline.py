@@ -4,6 +4,7 @@ Run from the repository root::
 
     .venv/bin/python bench/connect_pipeline.py [--quick] [--lines N] [--repeat R] [--case string|json]
     .venv/bin/python bench/connect_pipeline.py --converters   # the converters alone, CPU per record
+    .venv/bin/python bench/connect_pipeline.py --schema-converters   # JSON Schema / Protobuf vs Avro converters
 
 For each converter case (``string``: StringConverter; ``json``: JsonConverter with
 ``schemas.enable=true``) and 100-byte lines, it measures in the same run:
@@ -506,11 +507,18 @@ def main() -> None:
     parser.add_argument("--metrics", action="store_true",
                         help="Connect with metrics recorded and scraped against without (string case)")
     parser.add_argument("--scrape-interval", type=float, default=1.0, help="--metrics: seconds between scrapes")
+    parser.add_argument("--schema-converters", action="store_true",
+                        help="records/s of the JSON Schema and Protobuf converters against the AvroConverter "
+                             "(bench/registry_converters.py)")
     args = parser.parse_args()
     if args.lines is None:
         args.lines = 100_000 if args.quick else 500_000
     if args.repeat is None:
         args.repeat = 1 if args.quick else 3
+    if args.schema_converters:
+        from bench.registry_converters import main as schema_converters_main
+
+        sys.exit(schema_converters_main(["--quick"] if args.quick else []))
     if args.converters:
         sys.exit(converters_only(min(args.lines, 20_000), max(args.repeat, 3)))
     if args.metrics and args.repeat < 2:

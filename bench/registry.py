@@ -38,6 +38,11 @@ dict hit), so load on the machine shows in both and the p99 reads as a ratio. Ex
 BACKWARD meets issue 14's targets: RSS <= 200 MB and p99 <= 50 ms at 1,000 versions::
 
     .venv/bin/python bench/registry.py --growth [--versions 1000] [--levels BACKWARD,FULL_TRANSITIVE]
+
+``--types`` runs ``bench/registry_types.py``: register and lookup req/s for Avro, JSON Schema and
+Protobuf schemas of the same shape, in one run, each type against Avro's figure (issue 32)::
+
+    .venv/bin/python bench/registry.py --types [--quick]
 """
 
 from __future__ import annotations
@@ -656,7 +661,15 @@ def main() -> int:
     p.add_argument("--versions", type=int, default=1000, help="--growth: versions to register (default 1000)")
     p.add_argument("--levels", default="BACKWARD,BACKWARD_TRANSITIVE,FULL_TRANSITIVE",
                    help="--growth: compatibility levels to run, comma-separated")
+    p.add_argument("--types", action="store_true",
+                   help="register and lookup req/s per schema type, Avro vs JSON Schema vs Protobuf "
+                        "(bench/registry_types.py)")
     args = p.parse_args()
+    if args.types:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from registry_types import main as types_main
+
+        return types_main(["--quick"] if args.quick else [])
     if args.growth:
         return growth_main(args.versions, [level.strip().upper() for level in args.levels.split(",")])
     seconds = args.seconds or (2.0 if args.quick else 4.0)

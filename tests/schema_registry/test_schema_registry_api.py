@@ -56,7 +56,7 @@ def err(r: httpx.Response, status: int, code: int) -> str:
 async def test_root_types_contexts_metadata(client: httpx.AsyncClient) -> None:
     r = await client.get("/")
     assert (r.status_code, r.json(), r.headers["content-type"]) == (200, {}, CT)
-    assert (await client.get("/schemas/types")).json() == ["AVRO"]
+    assert (await client.get("/schemas/types")).json() == ["JSON", "PROTOBUF", "AVRO"]
     assert (await client.get("/contexts")).json() == ["."]
     meta = (await client.get("/v1/metadata/id")).json()
     assert meta["scope"]["clusters"]["schema-registry-cluster"] == "schema-registry"

@@ -59,7 +59,7 @@ def _exercise_confluent_client(client: ConfluentClient) -> None:
     assert answer == {"compatibility": "FULL"}
     assert client.get_compatibility("users-value") == "FULL"
     assert client.get_compatibility() == "BACKWARD"
-    assert client.get_schema_types() == ["AVRO"]
+    assert client.get_schema_types() == ["JSON", "PROTOBUF", "AVRO"]
     assert client.get_global_mode() == "READWRITE"
     assert client.delete_version("other", 1) == 1
     assert client.delete_subject("users-value") == [1, 2]

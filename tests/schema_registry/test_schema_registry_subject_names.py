@@ -1,4 +1,5 @@
-"""Subject names no route could reach once created are refused at create, with Confluent's 42208.
+"""Subject names no route could reach once created are refused at create, with Confluent's 42208;
+a subject holding ``/`` is reached through ``%2F``, as in Confluent.
 
 Real HTTP to a uvicorn on loopback; the names are sent percent-encoded, as a client that
 encodes path segments does (``.`` and ``..`` as they are would be folded away by the client
@@ -53,11 +54,21 @@ def test_unreachable_or_reserved_subjects_are_refused_at_every_create(client: ht
 
 
 @pytest.mark.timeout(60)
-def test_a_subject_with_a_slash_never_reaches_a_subject_route(client: httpx.Client) -> None:
-    """``a%2Fb`` is decoded before routing: nothing is created under ``a/b`` or ``a``."""
-    r = client.post(f"/subjects/{quote('a/b', safe='')}/versions", content=json.dumps({"schema": SCHEMA}), headers=CT)
+def test_a_subject_with_a_slash_is_addressed_encoded(client: httpx.Client) -> None:
+    """``a%2Fb`` reaches subject ``a/b`` (Confluent routes the raw path; confluent-kafka's Protobuf
+    serializer registers imports under their paths); an unencoded ``/`` is a path separator."""
+    encoded = quote("a/b", safe="")
+    r = client.post(f"/subjects/{encoded}/versions", content=json.dumps({"schema": SCHEMA}), headers=CT)
+    assert r.status_code == 200 and r.json() == {"id": 1}, r.text
+    assert client.get("/subjects").json() == ["a/b"]
+    assert client.get(f"/subjects/{encoded}/versions").json() == [1]
+    assert client.get(f"/subjects/{encoded}/versions/1").json()["subject"] == "a/b"
+    put = client.put(f"/config/{encoded}", content=json.dumps({"compatibility": "FULL"}), headers=CT)
+    assert put.status_code == 200
+    assert client.get(f"/config/{encoded}").json()["compatibilityLevel"] == "FULL"
+    r = client.get("/subjects/a/b/versions")
     assert r.status_code == 404 and r.json()["error_code"] == 404
-    assert client.get("/subjects").json() == []
+    assert client.delete(f"/subjects/{encoded}").json() == [1]
 
 
 @pytest.mark.timeout(60)

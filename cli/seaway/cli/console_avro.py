@@ -1,5 +1,7 @@
 """Confluent-framed Avro for ``seaway consume`` (decode to JSON) and ``seaway produce`` (encode JSON).
 
+``consume`` also decodes JSON Schema and Protobuf frames (by the registered schema's type).
+
 ``seaway up`` makes Avro through its schema registry the worker's default value format, so a
 topic a connector wrote holds Confluent frames (magic byte 0, a 4-byte schema id, Avro
 binary) that print as binary noise. ``consume`` decodes them, printing each value (and key)
@@ -132,6 +134,15 @@ def _zero_size(schema: Any, names: dict[str, Any], seen: set[str]) -> bool:
     return kind == "null" or (not isinstance(kind, str) and _zero_size(kind, names, seen))
 
 
+def _protobuf_decoder(client: Any) -> Any:
+    """A frame of a Protobuf schema -> the message as a dict (the ``.proto``'s field names)."""
+    from google.protobuf import json_format
+    from seaway.schema_registry.protobuf_serde import ProtobufDeserializer
+
+    deserialize = ProtobufDeserializer(client)
+    return lambda data: json_format.MessageToDict(deserialize(data), preserving_proto_field_name=True)
+
+
 def _where(what: str, msg: Any) -> str:
     return f"{what} of {msg.topic()}-{msg.partition()}@{msg.offset()}"
 
@@ -154,7 +165,11 @@ class FrameDecoder:
             self._client.close()
 
     def _reader(self, schema_id: int) -> tuple[Any, str | None]:
-        """``(parsed writer schema, None)`` of ``schema_id``, or ``(None, why not)``; cached either way."""
+        """``(decoder of a frame, None)`` for ``schema_id``, or ``(None, why not)``; cached either way.
+
+        Avro, JSON Schema and Protobuf schemas decode (Protobuf through a message built from the
+        registry's schema, printed with the field names of the ``.proto``).
+        """
         found = self._readers.get(schema_id)
         if found is not None:
             return found
@@ -165,11 +180,19 @@ class FrameDecoder:
         if self._client is None:
             self._client = registry_client(self.url, self.registry)
         try:
-            raw = json.loads(self._client.get_by_id(schema_id))
-            found = (fastavro.parse_schema(raw), None)
-            if _unbounded_array(raw, {}, set()):
-                found = (None, f"schema {schema_id} has an array of items that take no bytes (null or empty "
-                               "records): a record could claim any number of them, so it is not decoded")
+            stored = self._client.get_schema(schema_id)
+            if stored.schema_type == "JSON":
+                found = (lambda data: json.loads(data[HEADER_SIZE:]), None)
+            elif stored.schema_type == "PROTOBUF":
+                found = (_protobuf_decoder(self._client), None)
+            else:
+                raw = json.loads(stored.schema)
+                parsed = fastavro.parse_schema(raw)
+                found = (lambda data, parsed=parsed: decode_avro(data[HEADER_SIZE:], parsed, schema_id=schema_id),
+                         None)
+                if _unbounded_array(raw, {}, set()):
+                    found = (None, f"schema {schema_id} has an array of items that take no bytes (null or empty "
+                                   "records): a record could claim any number of them, so it is not decoded")
         except SeawayError as exc:
             found = (None, f"schema {schema_id} from the registry at {self.url}: {exc}")
         except (ValueError, TypeError, KeyError, fastavro.schema.SchemaParseException) as exc:
@@ -193,7 +216,7 @@ class FrameDecoder:
         if problem is not None:
             return self._undecodable(data, f"{_where(what, msg)}: {problem}")
         try:
-            return to_json(decode_avro(data[HEADER_SIZE:], reader, schema_id=schema_id))
+            return to_json(reader(data))
         except Exception as exc:  # bytes from the network: whatever they make the decoder raise, show them raw
             return self._undecodable(data, f"{_where(what, msg)}: {exc}")
 

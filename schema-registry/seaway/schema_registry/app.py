@@ -47,6 +47,7 @@ from seaway.schema_registry.api.common import (
 )
 from seaway.schema_registry.api.forward import install_forwarding
 from seaway.schema_registry.api.openapi import registry_openapi
+from seaway.schema_registry.api.paths import install_subject_paths
 from seaway.schema_registry.log import SchemaLog
 from seaway.schema_registry.metrics import install_metrics
 from seaway.schema_registry.security import RegistrySecurity, install_authentication, registry_security
@@ -175,6 +176,7 @@ def create_app(
         *((r.path, r.methods or ()) for router in ROUTERS for r in router.routes if isinstance(r, APIRoute)),
     ])
     install_error_handlers(app)
+    install_subject_paths(app)
     install_forwarding(app)
     app.openapi = lambda: registry_openapi(app)  # type: ignore[method-assign]
     install_swagger_ui(app, title="Seaway Schema Registry")

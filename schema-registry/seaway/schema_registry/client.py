@@ -20,10 +20,23 @@ import httpx
 from seaway.schema_registry.errors import ErrorCode, RegistryError
 from seaway.schema_registry.schemas import SCHEMA_TYPE_AVRO, SchemaReference
 
-__all__ = ["RegisteredSchema", "SchemaRegistryClient"]
+__all__ = ["RegisteredSchema", "SchemaRegistryClient", "StoredText"]
 
 _ACCEPT = "application/vnd.schemaregistry.v1+json, application/vnd.schemaregistry+json, application/json"
 _CONTENT_TYPE = "application/vnd.schemaregistry.v1+json"
+
+
+def _references(raw: Any) -> tuple[SchemaReference, ...]:
+    return tuple(SchemaReference(r["name"], r["subject"], r["version"]) for r in raw or [])
+
+
+@dataclass(frozen=True, slots=True)
+class StoredText:
+    """A schema as ``GET /schemas/ids/{id}`` answers it: text, type, references."""
+
+    schema: str
+    schema_type: str = SCHEMA_TYPE_AVRO
+    references: tuple[SchemaReference, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +50,7 @@ class RegisteredSchema:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RegisteredSchema:
-        refs = tuple(
-            SchemaReference(r["name"], r["subject"], r["version"]) for r in data.get("references") or []
-        )
+        refs = _references(data.get("references"))
         return cls(
             data["subject"],
             data["version"],
@@ -68,9 +79,11 @@ class SchemaRegistryClient:
         (see :mod:`seaway.schema_registry.client_security` for Confluent's settings)."""
         self._http = http or httpx.Client(base_url=url.rstrip("/"), timeout=timeout, auth=auth, verify=verify)
         self._lock = threading.Lock()
-        self._ids: dict[tuple[str, str, bool], int] = {}
+        self._ids: dict[tuple[str, str, bool, str, tuple[SchemaReference, ...]], int] = {}
         self._schemas: dict[int, str] = {}
-        self._lookups: dict[tuple[str, str], RegisteredSchema] = {}
+        self._lookups: dict[tuple[str, str, str], RegisteredSchema] = {}
+        self._full: dict[int, StoredText] = {}
+        self._versions: dict[tuple[str, int], RegisteredSchema] = {}
 
     def __enter__(self) -> SchemaRegistryClient:
         return self
@@ -126,7 +139,7 @@ class SchemaRegistryClient:
         normalize: bool = False,
     ) -> int:
         """Register (or find) ``schema`` under ``subject``; returns the global id."""
-        key = (subject, schema, normalize)
+        key = (subject, schema, normalize, schema_type, tuple(references))
         with self._lock:
             if key in self._ids:
                 return self._ids[key]
@@ -152,6 +165,56 @@ class SchemaRegistryClient:
             self._schemas[schema_id] = text
         return text
 
+    def get_schema(self, schema_id: int) -> StoredText:
+        """The schema under ``schema_id`` with its type and references (cached: ids are immutable)."""
+        with self._lock:
+            found = self._full.get(schema_id)
+        if found is not None:
+            return found
+        data = self._request("GET", f"/schemas/ids/{schema_id}")
+        found = StoredText(str(data["schema"]), data.get("schemaType") or SCHEMA_TYPE_AVRO,
+                           _references(data.get("references")))
+        with self._lock:
+            self._full[schema_id] = found
+            self._schemas.setdefault(schema_id, found.schema)
+        return found
+
+    def get_version(self, subject: str, version: int) -> RegisteredSchema:
+        """One version of ``subject`` (cached: a version's schema never changes)."""
+        key = (subject, version)
+        with self._lock:
+            found = self._versions.get(key)
+        if found is None:
+            found = RegisteredSchema.from_json(
+                self._request("GET", f"/subjects/{quote(subject, safe='')}/versions/{version}",
+                              params={"deleted": "true"}))
+            with self._lock:
+                self._versions[key] = found
+        return found
+
+    def dependencies(self, references: Sequence[SchemaReference]) -> list[tuple[str, str]]:
+        """``(name, schema text)`` of every schema ``references`` lead to, dependencies first.
+
+        What a JSON Schema ``$ref`` or a Protobuf ``import`` needs to be resolved client-side.
+        """
+        out: list[tuple[str, str]] = []
+        seen: set[tuple[str, int]] = set()
+
+        def visit(ref: SchemaReference, depth: int) -> None:
+            if depth > 32:
+                raise RegistryError(ErrorCode.INVALID_SCHEMA, "Schema references are nested too deeply (a cycle?)")
+            if (ref.subject, ref.version) in seen:
+                return
+            seen.add((ref.subject, ref.version))
+            found = self.get_version(ref.subject, ref.version)
+            for inner in found.references:
+                visit(inner, depth + 1)
+            out.append((ref.name, found.schema))
+
+        for ref in references:
+            visit(ref, 0)
+        return out
+
     def get_latest(self, subject: str) -> RegisteredSchema:
         """The latest live version of ``subject`` (never cached)."""
         return RegisteredSchema.from_json(
@@ -167,16 +230,17 @@ class SchemaRegistryClient:
         references: Sequence[SchemaReference] = (),
     ) -> RegisteredSchema:
         """The version of ``subject`` holding ``schema`` (40401/40403 when absent)."""
+        key = (subject, schema, schema_type)
         with self._lock:
-            if (subject, schema) in self._lookups:
-                return self._lookups[(subject, schema)]
+            if key in self._lookups:
+                return self._lookups[key]
         found = RegisteredSchema.from_json(
             self._request(
                 "POST", f"/subjects/{quote(subject, safe='')}", self._body(schema, schema_type, references)
             )
         )
         with self._lock:
-            self._lookups[(subject, schema)] = found
+            self._lookups[key] = found
         return found
 
     def test_compatibility(self, subject: str, schema: str, version: str = "latest") -> bool:

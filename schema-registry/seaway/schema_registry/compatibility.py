@@ -1,4 +1,8 @@
-"""Avro compatibility: the registry levels on top of the Avro spec's schema-resolution rules.
+"""Compatibility: the registry levels, and Avro's schema-resolution rules for a pair.
+
+Pairs of JSON Schema or Protobuf schemas are checked by Confluent's diffs
+(``json_compatibility.py``, ``protobuf_compatibility.py``); the levels and transitivity below
+apply to all three types alike. The rest of this docstring is about Avro.
 
 A pair check asks "can a reader with schema R decode data written with schema W?". The rules
 are the spec's and the algorithm is the one of the ``avro`` package's
@@ -32,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 import avro.schema as avs
 from seaway.schema_registry.schemas import (
@@ -42,6 +46,8 @@ from seaway.schema_registry.schemas import (
     MAP,
     NAMED_KINDS,
     RECORD,
+    SCHEMA_TYPE_JSON,
+    SCHEMA_TYPE_PROTOBUF,
     UNION,
     ParsedSchema,
     aliases_of,
@@ -52,6 +58,7 @@ __all__ = [
     "CompatibilityLevel",
     "CompatibilityResult",
     "Incompatibility",
+    "Reason",
     "check_compatibility",
     "check_pair",
 ]
@@ -311,10 +318,47 @@ def _logical_mismatch(reader: avs.Schema, writer: avs.Schema) -> str | None:
     return None
 
 
-def check_pair(reader: ParsedSchema, writer: ParsedSchema) -> list[Incompatibility]:
-    """All reasons ``reader`` cannot read data written with ``writer`` (empty: compatible)."""
+class Reason(Protocol):
+    """One reason a reader cannot read a writer, worded as Confluent does for its schema type."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def location(self) -> str: ...
+
+    def describe(self, reader_label: str, writer_label: str) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _DifferentType:
+    kind: str = "different_schema_type"
+    location: str = "/"
+
+    def describe(self, reader_label: str, writer_label: str) -> str:
+        return "Incompatible because of different schema type"
+
+
+def check_pair(reader: ParsedSchema, writer: ParsedSchema) -> Sequence[Reason]:
+    """All reasons ``reader`` cannot read data written with ``writer`` (empty: compatible).
+
+    Avro: the spec's resolution rules (above). JSON Schema and Protobuf: Confluent's diffs
+    from the writer (the *original*) to the reader (the *update*), keeping the differences
+    its ``COMPATIBLE_CHANGES`` do not allow (``json_compatibility``, ``protobuf_compatibility``).
+    """
     if reader.schema_type != writer.schema_type:
-        return [Incompatibility("type_mismatch", "/", "different schema type")]
+        return [_DifferentType()]
+    if reader.schema_type == SCHEMA_TYPE_JSON:
+        from seaway.schema_registry.json_compatibility import compare as compare_json
+        from seaway.schema_registry.json_compatibility import load_model
+
+        diffs = compare_json(load_model(writer.model.data, writer.model.resolver()),
+                             load_model(reader.model.data, reader.model.resolver()))
+        return [d for d in diffs if not d.compatible]
+    if reader.schema_type == SCHEMA_TYPE_PROTOBUF:
+        from seaway.schema_registry.protobuf_compatibility import compare as compare_protobuf
+
+        return [d for d in compare_protobuf(writer.model, reader.model) if not d.compatible]
     return _Checker().check(reader.avro_schema, writer.avro_schema, "")
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "operation_not_permitted",
     "reference_exists",
     "schema_not_found",
+    "schema_too_large",
     "subject_not_found",
     "subject_not_soft_deleted",
     "subject_soft_deleted",
@@ -170,6 +171,11 @@ def invalid_schema(detail: str) -> RegistryError:
     if len(detail) > _MAX_DETAIL:
         detail = detail[:_MAX_DETAIL] + f"... ({len(detail) - _MAX_DETAIL} more characters)"
     return RegistryError(ErrorCode.INVALID_SCHEMA, f"Invalid schema: {detail}")
+
+
+def schema_too_large() -> RegistryError:
+    """42209, Confluent's words when its ``_schemas`` record would be too large."""
+    return RegistryError(ErrorCode.SCHEMA_TOO_LARGE, "Register operation failed because schema is too large")
 
 
 def invalid_version(version: str) -> RegistryError:

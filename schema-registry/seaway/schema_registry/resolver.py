@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import overload
 
 from seaway.schema_registry import errors as e
@@ -44,7 +44,8 @@ from seaway.schema_registry.summary import RecordSummary, extends, proves_carrie
 __all__ = ["Identity", "ParseKey", "SchemaResolver", "Seen", "WouldBlock"]
 
 Identity = tuple[str, str, tuple[SchemaReference, ...]]
-ParseKey = tuple[str, str, tuple[SchemaReference, ...], tuple[str, ...], bool]
+ParseKey = tuple[str, str, tuple[SchemaReference, ...], tuple[tuple[str, str], ...], bool]
+"""(text, type, references resolved to versions, (name, text) of every dependency, normalize)."""
 
 #: Characters of canonical text whose parsed (avro) form stays cached: about 7 MB of objects.
 PARSED_BUDGET = 250_000
@@ -64,17 +65,21 @@ class WouldBlock(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Seen:
-    """What one request text resolved to: enough to answer a lookup without avro objects."""
+    """What one request text resolved to: enough to answer a lookup without avro objects.
+
+    ``fingerprint`` is the request's :meth:`ParsedSchema.digest` for its mode (``normalized``).
+    """
 
     identity: Identity
     names: int
     fingerprint: bytes | None = None
+    normalized: bool = False
 
 
 @dataclass(slots=True)
 class _Shape:
     names: int
-    fingerprint: bytes | None = None
+    fingerprints: dict[bool, bytes] = field(default_factory=dict)
 
 
 def name_count(text: str) -> int:
@@ -134,8 +139,9 @@ class SchemaResolver:
             out.append(SchemaReference(ref.name, ref.subject, version))
         return tuple(out)
 
-    def _dependencies(self, references: Sequence[SchemaReference]) -> list[str]:
-        order: list[str] = []
+    def _dependencies(self, references: Sequence[SchemaReference]) -> list[tuple[str, str]]:
+        """``(name, text)`` of every referenced schema, dependencies of dependencies first."""
+        order: list[tuple[str, str]] = []
         visited: set[tuple[str, int]] = set()
 
         def visit(ref: SchemaReference, depth: int) -> None:
@@ -151,7 +157,7 @@ class SchemaResolver:
                 )
             for inner in sv.references:
                 visit(inner, depth + 1)
-            order.append(sv.schema)
+            order.append((ref.name, sv.schema))
 
         for ref in references:
             visit(ref, 0)
@@ -171,15 +177,16 @@ class SchemaResolver:
         """Parse (no lock needed: pure); remembers what the text resolved to."""
         text, schema_type, refs, dependencies, normalize = key
         parsed = parse_schema(
-            text, schema_type=schema_type, references=refs, dependencies=dependencies, normalize=normalize
+            text, schema_type=schema_type, references=refs, named_dependencies=dependencies, normalize=normalize
         )
         self.remember(key, parsed)
         return parsed
 
     def remember(self, key: ParseKey, parsed: ParsedSchema) -> Seen:
         """Remember what the text under ``key`` resolved to (with its fingerprint once known)."""
-        fingerprint = parsed.__dict__.get("_fingerprint")  # only if already computed
-        seen = Seen(parsed.identity, name_count(parsed.canonical), fingerprint)
+        normalized = key[4]
+        fingerprint = parsed.digest(normalized) if _digested(parsed, normalized) else None
+        seen = Seen(parsed.identity, name_count(parsed.canonical), fingerprint, normalized)
         self._seen.put(key, seen, len(key[0]) + len(parsed.canonical) + 200)
         return seen
 
@@ -192,7 +199,7 @@ class SchemaResolver:
                 stored.schema,
                 schema_type=stored.schema_type,
                 references=refs,
-                dependencies=tuple(self._dependencies(refs)),
+                named_dependencies=tuple(self._dependencies(refs)),
             )
             self.remember_stored(stored.schema_id, cached)
         return cached
@@ -268,7 +275,8 @@ class SchemaResolver:
     def summary_of(parsed: ParsedSchema) -> RecordSummary | None:
         """The summary of a parsed schema, computed once per object."""
         if "_summary" not in parsed.__dict__:
-            summary = summarize(parsed.canonical) if not parsed.references else None
+            usable = parsed.schema_type == "AVRO" and not parsed.references
+            summary = summarize(parsed.canonical) if usable else None
             object.__setattr__(parsed, "_summary", summary)
         cached: RecordSummary | None = parsed.__dict__["_summary"]
         return cached
@@ -317,8 +325,8 @@ class SchemaResolver:
             if fingerprint is None:
                 if load is None:
                     raise WouldBlock
-                fingerprint = load().fingerprint
-            if self._fingerprint(sv.stored, shape, blocking=load is not None) == fingerprint:
+                fingerprint = load().digest(seen.normalized)
+            if self._fingerprint(sv.stored, shape, seen.normalized, blocking=load is not None) == fingerprint:
                 return sv
         return None
 
@@ -329,15 +337,23 @@ class SchemaResolver:
             self._shapes.put(schema_id, shape, 1)
         return shape
 
-    def _fingerprint(self, stored: StoredSchema, shape: _Shape, *, blocking: bool) -> bytes:
-        if shape.fingerprint is None:
+    def _fingerprint(self, stored: StoredSchema, shape: _Shape, normalized: bool, *, blocking: bool) -> bytes:
+        found = shape.fingerprints.get(normalized)
+        if found is None:
             cached = self._parsed.get(stored.schema_id)
             if cached is None and not blocking:
                 raise WouldBlock
-            shape.fingerprint = (cached if cached is not None else self.parsed(stored)).fingerprint
-        return shape.fingerprint
+            found = shape.fingerprints[normalized] = (
+                cached if cached is not None else self.parsed(stored)).digest(normalized)
+        return found
 
     def remember_fingerprint(self, schema_id: int, parsed: ParsedSchema) -> None:
-        """Record the fingerprint of a schema just registered under ``schema_id`` (if known)."""
-        fingerprint = parsed.__dict__.get("_fingerprint")
-        self._shapes.put(schema_id, _Shape(name_count(parsed.canonical), fingerprint), 1)
+        """Record the fingerprints of a schema just registered under ``schema_id`` (those known)."""
+        known = {mode: parsed.digest(mode) for mode in (False, True) if _digested(parsed, mode)}
+        self._shapes.put(schema_id, _Shape(name_count(parsed.canonical), known), 1)
+
+
+def _digested(parsed: ParsedSchema, normalized: bool) -> bool:
+    """Whether ``parsed.digest(normalized)`` is already computed (it costs a walk for Avro)."""
+    key = "_digest_n" if normalized or parsed.schema_type == "AVRO" else "_digest_p"
+    return key in parsed.__dict__

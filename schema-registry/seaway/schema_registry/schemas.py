@@ -49,7 +49,10 @@ __all__ = [
     "MAP",
     "NAMED_KINDS",
     "RECORD",
+    "SCHEMA_TYPES",
     "SCHEMA_TYPE_AVRO",
+    "SCHEMA_TYPE_JSON",
+    "SCHEMA_TYPE_PROTOBUF",
     "UNION",
     "ParsedSchema",
     "SchemaReference",
@@ -59,6 +62,8 @@ __all__ = [
 ]
 
 SCHEMA_TYPE_AVRO = "AVRO"
+SCHEMA_TYPE_JSON = "JSON"
+SCHEMA_TYPE_PROTOBUF = "PROTOBUF"
 
 _NAMED_RESERVED = {"type", "name", "namespace", "doc", "aliases", "fields", "symbols", "size", "default"}
 _FIELD_RESERVED = {"name", "type", "doc", "default", "order", "aliases"}
@@ -111,24 +116,40 @@ class SchemaReference:
 
 @dataclass(frozen=True)
 class ParsedSchema:
-    """A validated schema: the Avro object, its canonical text and its references.
+    """A validated schema of any type: its parsed model, canonical text and references.
 
+    ``model`` is what the type's own library made of the text: an ``avro.schema.Schema``
+    (``avro_schema``), a :class:`~seaway.schema_registry.json_schema.JsonModel` or a
+    :class:`~seaway.schema_registry.protobuf_schema.ProtoModel`. ``canonical`` is the text
+    stored and compared for identity (the normalized form when ``normalized``).
     ``dependencies`` are the canonical texts of every referenced schema (transitively), in
     the order they must be parsed; they are needed to re-parse or inline this schema.
+    ``forms`` (JSON Schema and Protobuf) are the plain and the normalized canonical texts,
+    what :meth:`digest` compares.
     """
 
     schema_type: str
-    avro_schema: avs.Schema
+    model: Any
     canonical: str
     references: tuple[SchemaReference, ...] = ()
     dependencies: tuple[str, ...] = field(default=(), compare=False)
     _referenced: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
     normalized: bool = field(default=False, compare=False)
+    forms: tuple[str, str | None] | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def avro_schema(self) -> avs.Schema:
+        """The avro object of an Avro schema."""
+        if self.schema_type != SCHEMA_TYPE_AVRO:
+            raise TypeError(f"a {self.schema_type} schema has no Avro form")
+        schema: avs.Schema = self.model
+        return schema
 
     @property
     def weight(self) -> int:
         """Characters of text behind this object: what caches bound (see ``cache.py``)."""
-        return len(self.canonical) + sum(len(d) for d in self.dependencies)
+        extra = sum(len(f) for f in self.forms if f is not None) if self.forms is not None else 0
+        return len(self.canonical) + sum(len(d) for d in self.dependencies) + extra
 
     @property
     def identity(self) -> tuple[str, str, tuple[SchemaReference, ...]]:
@@ -136,30 +157,48 @@ class ParsedSchema:
         return (self.schema_type, self.canonical, self.references)
 
     def resolved(self) -> str:
-        """The schema with every referenced type inlined at its first use."""
+        """The schema with every referenced type inlined at its first use (Avro; others as they are)."""
+        if self.schema_type != SCHEMA_TYPE_AVRO:
+            return self.canonical
         with _nesting_guard():
-            return _dumps(_emit(self.avro_schema, None, set(), full_names=False, sort_props=False))
+            return _dumps(_emit(self.model, None, set(), full_names=False, sort_props=False))
 
     @property
     def fingerprint(self) -> bytes:
-        """A digest of the *normalized* form: equal for the same schema however it is spelled.
+        """:meth:`digest` of the normalized form (what a ``normalize=true`` request compares)."""
+        return self.digest(True)
 
-        Key order, namespace spelling (``name`` + ``namespace`` or a full name), property and
-        alias order do not change it; everything that matters to readers (types, names,
-        defaults, docs, aliases, custom properties) does. Confluent matches a schema against
-        a subject's versions this way (Avro ``Schema.equals``), so a re-registration with
-        reordered keys finds its version. Computed once per object (an ``_emit`` walk).
+    def digest(self, normalized: bool) -> bytes:
+        """A digest that is equal for "the same schema" in the sense of Confluent's ``equivalent``.
+
+        Avro: the *normalized* form, whichever is asked: key order, namespace spelling
+        (``name`` + ``namespace`` or a full name), property and alias order do not change it;
+        everything that matters to readers (types, names, defaults, docs, aliases, custom
+        properties) does. Confluent matches Avro structurally (``Schema.equals``), so a
+        re-registration with reordered keys finds its version. JSON Schema and Protobuf compare
+        canonical texts (Confluent's ``canonicalString``): the plain one, or the normalized one
+        for a ``normalize=true`` request. Computed once per object and form.
         """
-        cached: bytes | None = self.__dict__.get("_fingerprint")
+        key = "_digest_n" if normalized or self.schema_type == SCHEMA_TYPE_AVRO else "_digest_p"
+        cached: bytes | None = self.__dict__.get(key)
         if cached is None:
-            text = self.canonical
-            if not self.normalized:
-                with _nesting_guard():
-                    emitted = _emit(self.avro_schema, None, set(self._referenced), full_names=True, sort_props=True)
-                text = _dumps(emitted)
+            if self.schema_type == SCHEMA_TYPE_AVRO:
+                text = self.canonical
+                if not self.normalized:
+                    with _nesting_guard():
+                        emitted = _emit(self.model, None, set(self._referenced), full_names=True, sort_props=True)
+                    text = _dumps(emitted)
+            else:
+                assert self.forms is not None
+                found = self.forms[1] if normalized else self.forms[0]
+                text = found if found is not None else str(self.model.normalized)  # Protobuf: printed late
             cached = hashlib.sha256(f"{self.schema_type}\0{text}".encode()).digest()
-            object.__setattr__(self, "_fingerprint", cached)
+            object.__setattr__(self, key, cached)
         return cached
+
+
+SCHEMA_TYPES = (SCHEMA_TYPE_JSON, SCHEMA_TYPE_PROTOBUF, SCHEMA_TYPE_AVRO)
+"""What ``GET /schemas/types`` lists, in Confluent's order."""
 
 
 def parse_schema(
@@ -168,15 +207,46 @@ def parse_schema(
     schema_type: str = SCHEMA_TYPE_AVRO,
     references: Sequence[SchemaReference] = (),
     dependencies: Sequence[str] = (),
+    named_dependencies: Sequence[tuple[str, str]] | None = None,
     normalize: bool = False,
 ) -> ParsedSchema:
-    """Parse and validate ``text``; raise ``RegistryError`` 42201 with the parser's message.
+    """Parse and validate a schema of ``schema_type``; raise ``RegistryError`` 42201 with the parser's message.
 
     ``dependencies`` are the canonical texts of the referenced schemas in parse order
-    (dependencies of dependencies first), as the service resolves them from the store.
+    (dependencies of dependencies first), as the service resolves them from the store;
+    ``named_dependencies`` the same with the name each was referenced by (JSON Schema
+    ``$ref`` URIs and Protobuf import paths need them; defaults to unnamed).
     """
-    if schema_type != SCHEMA_TYPE_AVRO:
-        raise invalid_schema(f"Invalid schema type {schema_type}; this registry supports AVRO only")
+    named = list(named_dependencies) if named_dependencies is not None else [("", d) for d in dependencies]
+    texts = tuple(d for _, d in named)
+    if schema_type == SCHEMA_TYPE_AVRO:
+        return _parse_avro(text, references=references, dependencies=texts, normalize=normalize)
+    model: Any
+    normal: str | None
+    if schema_type == SCHEMA_TYPE_JSON:
+        from seaway.schema_registry.json_schema import parse_json_schema
+
+        model, plain, normal = parse_json_schema(text, named)
+    elif schema_type == SCHEMA_TYPE_PROTOBUF:
+        from seaway.schema_registry.protobuf_schema import compile_protobuf
+
+        model, plain = compile_protobuf(text, named)
+        normal = model.normalized if normalize else None
+    else:
+        raise invalid_schema(f"Invalid schema type {schema_type}; supported types are {', '.join(SCHEMA_TYPES)}")
+    # A normalized parse *is* its normal form (what is stored), also when compared plainly.
+    forms: tuple[str, str | None] = (normal, normal) if normalize and normal is not None else (plain, normal)
+    return ParsedSchema(schema_type, model, forms[0], tuple(references), texts, normalized=normalize, forms=forms)
+
+
+def _parse_avro(
+    text: str,
+    *,
+    references: Sequence[SchemaReference] = (),
+    dependencies: Sequence[str] = (),
+    normalize: bool = False,
+) -> ParsedSchema:
+    """Parse and validate an Avro schema text."""
     for source in (text, *dependencies):
         if isinstance(source, str) and json_depth_exceeds(source):
             raise _too_deep()

@@ -66,6 +66,10 @@ VersionSpec = int | Literal["latest"]
 _MAX_VERSION = 2**31 - 1
 # Java's Character.isISOControl, as Confluent's QualifiedSubject.isValidSubject checks it.
 _CONTROL = frozenset(chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)))
+#: The largest ``_schemas`` record a registration may write: Kafka's default ``message.max.bytes``
+#: (librdkafka's and the broker's), so a record that would fail in the log is refused first with
+#: Confluent's 42209, leaving nothing behind.
+MAX_RECORD_BYTES = 1_000_000
 # Confluent's reserved subject names (QualifiedSubject GLOBAL_SUBJECT_NAME / EMPTY_SUBJECT_NAME).
 _RESERVED_SUBJECTS = frozenset({"__GLOBAL", "__EMPTY"})
 
@@ -139,6 +143,7 @@ class RegistryService:
         self._progress = threading.Condition()  # notified whenever records were applied
         self._writer = threading.Lock()  # one write decision at a time
         self.resolver = SchemaResolver(self.store)
+        self.max_record_bytes = MAX_RECORD_BYTES
 
     # -- log following --------------------------------------------------------------------
 
@@ -213,16 +218,14 @@ class RegistryService:
     def check_subject(subject: str) -> None:
         """Refuse, with Confluent's 42208, a subject no route could reach again once created.
 
-        Confluent refuses control characters and its reserved names. Its Jersey routes match
-        the raw path, so there ``a%2Fb`` still reaches subject ``a/b``; ours (Starlette) match
-        the decoded path, so a subject holding ``/`` could be created but never read, updated
-        or deleted, and ``.``/``..`` are dot segments every HTTP client folds away. Those are
-        refused here too, at every create (register, config, mode), so nothing unreachable exists.
+        Confluent refuses control characters and its reserved names. A subject holding ``/``
+        is addressed as ``%2F``, as Confluent's routes allow (``api/paths.py``); ``.``/``..``
+        are dot segments every HTTP client folds away, so they are refused here too, at every
+        create (register, config, mode), so nothing unreachable exists.
         """
         if (
             not subject
             or subject in (".", "..")
-            or "/" in subject
             or subject in _RESERVED_SUBJECTS
             or not _CONTROL.isdisjoint(subject)
         ):
@@ -428,7 +431,10 @@ class RegistryService:
             with self._state:
                 record, schema_id, parsed = self._plan_register(subject, request, key, preparsed)
             if record is not None:
-                self._write([schema_record(record)])
+                record_key, record_value = schema_record(record)
+                if len(record_key) + len(record_value or b"") > self.max_record_bytes:
+                    raise e.schema_too_large()
+                self._write([(record_key, record_value)])
                 if parsed is not None:  # the next registration checks against it: keep it parsed
                     self.resolver.remember_stored(schema_id, parsed)
                     self.resolver.remember_fingerprint(schema_id, parsed)

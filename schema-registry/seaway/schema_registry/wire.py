@@ -1,10 +1,17 @@
 """Confluent's wire format and subject-name strategies, shared by the serde and the AvroConverter.
 
-Frame layout (every Confluent Avro serializer, any language)::
+Frame layout (every Confluent serializer, any language)::
 
     byte 0      magic byte 0x00
     bytes 1-4   schema id, 4-byte big-endian (the registry's global id)
-    bytes 5-    Avro binary encoding of the value (no container header: "schemaless")
+    bytes 5-    Avro: the binary encoding of the value (no container header: "schemaless")
+                JSON Schema: the value as UTF-8 JSON
+                Protobuf: the message-index array, then the serialized message
+
+The Protobuf message-index array says which message of the schema's file the payload is: the
+path of indexes from the file's top-level messages down through nested ones, written as
+zigzag varints, the count first (``[1, 0]`` is the first message nested in the second
+top-level one). The most common path, ``[0]`` (the first message), is the single byte 0.
 
 Subject-name strategies (Confluent's ``io.confluent.kafka.serializers.subject.*``):
 
@@ -20,7 +27,7 @@ from __future__ import annotations
 
 import io
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import fastavro
@@ -34,7 +41,9 @@ __all__ = [
     "SubjectNameStrategy",
     "avro_name",
     "decode_avro",
+    "decode_message_indexes",
     "encode_avro",
+    "encode_message_indexes",
     "frame_schema_id",
     "pack",
     "record_name_strategy",
@@ -54,7 +63,7 @@ SubjectNameStrategy = Callable[[str, bool, str | None], str]
 
 
 class SerdeError(SeawayError):
-    """Bytes that are not a Confluent Avro frame, or a value that does not fit its schema."""
+    """Bytes that are not a Confluent frame, or a value that does not fit its schema."""
 
 
 def pack(schema_id: int, payload: bytes) -> bytes:
@@ -75,6 +84,54 @@ def frame_schema_id(data: bytes) -> int:
     if magic != MAGIC_BYTE:
         raise SerdeError(f"Unknown magic byte {magic}")
     return int(schema_id)
+
+
+def _zigzag(value: int, out: bytearray) -> None:
+    value = (value << 1) ^ (value >> 63)
+    while value & ~0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def encode_message_indexes(indexes: Sequence[int]) -> bytes:
+    """A Protobuf frame's message-index array (``[0]`` is the single byte 0)."""
+    if list(indexes) == [0]:
+        return b"\x00"
+    out = bytearray()
+    _zigzag(len(indexes), out)
+    for index in indexes:
+        _zigzag(index, out)
+    return bytes(out)
+
+
+def _read_zigzag(data: bytes, offset: int) -> tuple[int, int]:
+    shift = result = 0
+    while True:
+        if offset >= len(data) or shift > 63:
+            raise SerdeError("Truncated or invalid message-index array in a Protobuf frame")
+        byte = data[offset]
+        offset += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return (result >> 1) ^ -(result & 1), offset
+        shift += 7
+
+
+def decode_message_indexes(data: bytes, offset: int = HEADER_SIZE) -> tuple[list[int], int]:
+    """The message-index array at ``offset`` and where the message starts."""
+    count, offset = _read_zigzag(data, offset)
+    if count == 0:
+        return [0], offset
+    if count < 0 or count > 1024:
+        raise SerdeError(f"Invalid message-index count {count} in a Protobuf frame")
+    indexes = []
+    for _ in range(count):
+        index, offset = _read_zigzag(data, offset)
+        if index < 0:
+            raise SerdeError(f"Invalid message index {index} in a Protobuf frame")
+        indexes.append(index)
+    return indexes, offset
 
 
 def encode_avro(parsed_schema: Any, value: Any) -> bytes:

@@ -29,7 +29,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BeforeValidator, WithJsonSchema
 from seaway.schema_registry.api.body import decode_json, json_body, read_body
 from seaway.schema_registry.errors import ErrorCode, RegistryError, invalid_schema
-from seaway.schema_registry.schemas import SCHEMA_TYPE_AVRO, SchemaReference
+from seaway.schema_registry.schemas import SCHEMA_TYPE_AVRO, SCHEMA_TYPE_PROTOBUF, SchemaReference
 from seaway.schema_registry.service import RegistryService, SchemaRequest
 from seaway.schema_registry.store import SchemaVersion, StoredSchema
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -269,14 +269,22 @@ def _with_type_and_refs(
 
 
 def _text(service: RegistryService, stored: StoredSchema, fmt: str | None) -> str:
-    if needs_parse(fmt, stored.references):
-        return service.parsed(stored).resolved()
+    if needs_parse(fmt, stored.schema_type, stored.references):
+        parsed = service.parsed(stored)
+        if stored.schema_type == SCHEMA_TYPE_PROTOBUF:
+            serialized: str = parsed.model.serialized
+            return serialized
+        return parsed.resolved()
     return stored.schema
 
 
-def needs_parse(fmt: str | None, references: tuple[SchemaReference, ...]) -> bool:
-    """Whether rendering needs the parsed schema (``format=resolved`` inlines references)."""
-    return fmt == "resolved" and bool(references)
+def needs_parse(fmt: str | None, schema_type: str, references: tuple[SchemaReference, ...]) -> bool:
+    """Whether rendering needs the parsed schema: ``format=resolved`` inlines an Avro schema's
+    references, ``format=serialized`` answers a Protobuf schema as its base64 ``FileDescriptorProto``
+    (what confluent-kafka's Protobuf serdes ask for)."""
+    if fmt == "serialized":
+        return schema_type == SCHEMA_TYPE_PROTOBUF
+    return fmt == "resolved" and bool(references) and schema_type == SCHEMA_TYPE_AVRO
 
 
 def _version_json(sv: SchemaVersion, text: str) -> dict[str, Any]:

@@ -6,12 +6,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
 from seaway.schema_registry.api.common import Flag, get_service, json_body, schema_request
+from seaway.schema_registry.api.paths import SubjectRoute
 from seaway.schema_registry.compatibility import CompatibilityResult
 from seaway.schema_registry.service import RegistryService, parse_version
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/compatibility", tags=["compatibility"])
+router = APIRouter(prefix="/compatibility", tags=["compatibility"], route_class=SubjectRoute)
 
 Service = Annotated[RegistryService, Depends(get_service)]
 Body = Annotated[Any, Depends(json_body)]

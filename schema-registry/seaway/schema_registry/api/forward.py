@@ -37,7 +37,9 @@ async def _forward(request: Request, leader_url: str, client: httpx.AsyncClient)
     headers = {k: v for k, v in request.headers.items() if k.lower() in _PASSED_HEADERS}
     headers[FORWARDED_HEADER] = str(request.url.netloc)
     body: bytes = getattr(request.state, "raw_body", b"")
-    url = leader_url.rstrip("/") + request.url.path
+    raw = request.scope.get("raw_path")  # as the client sent it: %2F in a subject stays encoded
+    path = raw.split(b"?", 1)[0].decode("latin-1") if isinstance(raw, bytes) else request.url.path
+    url = leader_url.rstrip("/") + path
     response = await client.request(
         request.method, url, params=request.url.query, content=body or None, headers=headers
     )

@@ -6,12 +6,13 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
 from seaway.schema_registry.api.common import Flag, get_service, json_body
+from seaway.schema_registry.api.paths import SubjectRoute
 from seaway.schema_registry.errors import ErrorCode, RegistryError
 from seaway.schema_registry.service import RegistryService
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/mode", tags=["mode"])
+router = APIRouter(prefix="/mode", tags=["mode"], route_class=SubjectRoute)
 
 Service = Annotated[RegistryService, Depends(get_service)]
 Body = Annotated[Any, Depends(json_body)]

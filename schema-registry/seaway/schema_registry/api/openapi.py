@@ -71,7 +71,7 @@ COMPONENTS: dict[str, dict[str, Any]] = {
         "required": ["schema"],
         "properties": {
             "schema": {**_STR, "description": "The schema text (Avro JSON) as a string"},
-            "schemaType": {**_nullable(_STR), "description": "AVRO (the default) is the only type served"},
+            "schemaType": {**_nullable(_STR), "description": "AVRO (the default), JSON or PROTOBUF"},
             "references": _nullable(_array(_ref("SchemaReference"))),
             "id": {**_nullable(_INT), "description": "Only in IMPORT mode"},
             "version": {**_nullable(_INT), "description": "Only in IMPORT mode"},

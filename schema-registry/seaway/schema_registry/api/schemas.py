@@ -22,7 +22,7 @@ from seaway.schema_registry.api.common import (
     version_json,
 )
 from seaway.schema_registry.errors import schema_not_found
-from seaway.schema_registry.schemas import SCHEMA_TYPE_AVRO
+from seaway.schema_registry.schemas import SCHEMA_TYPES
 from seaway.schema_registry.service import RegistryService
 from starlette.concurrency import run_in_threadpool
 
@@ -47,9 +47,10 @@ async def get_schema(request: Request) -> Response:
     stored = service.find_schema(schema_id)
     if stored is None:
         raise schema_not_found(schema_id)
-    if not fetch_max_id and not needs_parse(format, stored.references):
+    parse = needs_parse(format, stored.schema_type, stored.references)
+    if not fetch_max_id and not parse:
         return response_cache(request).schema(stored)
-    if needs_parse(format, stored.references):
+    if parse:
         out = await run_in_threadpool(stored_schema_json, service, stored, format)
     else:
         out = stored_schema_json(service, stored, format)
@@ -73,8 +74,8 @@ def list_schemas(
 
 @router.get("/types")
 def schema_types() -> list[str]:
-    """Only Avro is implemented; Confluent lists the providers it has, and so do we."""
-    return [SCHEMA_TYPE_AVRO]
+    """The schema types this registry serves, in Confluent's order."""
+    return list(SCHEMA_TYPES)
 
 
 @router.get("/ids/{schema_id}/schema")

@@ -22,12 +22,13 @@ from seaway.schema_registry.api.common import (
     schema_request_body,
     version_json,
 )
+from seaway.schema_registry.api.paths import SubjectRoute, path_param
 from seaway.schema_registry.service import RegistryService, parse_version
 from starlette.concurrency import run_in_threadpool
 
 __all__ = ["lookup", "router"]
 
-router = APIRouter(prefix="/subjects", tags=["subjects"])
+router = APIRouter(prefix="/subjects", tags=["subjects"], route_class=SubjectRoute)
 
 Service = Annotated[RegistryService, Depends(get_service)]
 Body = Annotated[Any, Depends(json_body)]
@@ -39,7 +40,7 @@ async def lookup(request: Request) -> Response:
     A hot route (see ``api/__init__.py``): on the event loop when the text was seen before;
     query parameters (``normalize``, ``deleted``, ``format``) read by hand.
     """
-    subject: str = request.path_params["subject"]
+    subject = path_param(request, "subject")
     service: RegistryService = request.app.state.service
     normalize, deleted = query_flag(request, "normalize"), query_flag(request, "deleted")
     format = query_value(request, "format")
@@ -47,7 +48,7 @@ async def lookup(request: Request) -> Response:
     sv = service.lookup_nowait(subject, schema, normalize=normalize, deleted=deleted)
     if sv is None:  # a new text to parse, or the state lock is busy: off the event loop
         sv = await run_in_threadpool(service.lookup, subject, schema, normalize=normalize, deleted=deleted)
-    if needs_parse(format, sv.references):
+    if needs_parse(format, sv.schema_type, sv.references):
         return RegistryJSONResponse(await run_in_threadpool(version_json, service, sv, format))
     return response_cache(request).version(sv)
 
