@@ -11,6 +11,8 @@ command -v ss >/dev/null 2>&1 || MISSING="$MISSING iproute2"
 # javac and mvn: the side-by-side tests (tests/peer/) compile against Apache Kafka's jars
 command -v javac >/dev/null 2>&1 || MISSING="$MISSING openjdk-17-jdk-headless"
 command -v mvn >/dev/null 2>&1 || MISSING="$MISSING maven"
+# Debian's chromium: the web console's browser tests (tests/console/) drive it with Playwright
+[ -x /usr/bin/chromium ] || MISSING="$MISSING chromium"
 if [ -n "$MISSING" ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
@@ -30,6 +32,9 @@ done
 # git-ignored tests/peer/kafka/lib (cached: a no-op when present, a few seconds once ~/.m2 has them)
 if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then
   timeout 600 python -m tests.peer.jars
+  # Hadoop's own jars for the lake tests (tests/lake_cluster: HDFS's NameNode and DataNode, hadoop-aws for
+  # s3a://), the Hadoop version pyspark ships, into git-ignored tests/lake_cluster/*/lib (a no-op when there)
+  timeout 900 python -m tests.lake_cluster jars
 fi
 
 # PostgreSQL and MariaDB on loopback for connectors/jdbc's tests: installed and started when

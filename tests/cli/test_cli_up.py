@@ -35,7 +35,7 @@ def start_up(data: Path, *extra: str, ports: tuple[int, int, int] | None = None
     broker, registry, rest = ports or (free_port(), free_port(), free_port())
     proc = subprocess.Popen([SEAWAY, "up", "--data-dir", str(data), "--broker-port", str(broker),
                              "--registry-port", str(registry), "--rest-port", str(rest),
-                             "--broker-metrics-port", str(free_port()), *extra],
+                             "--broker-metrics-port", str(free_port()), "--console-port", str(free_port()), *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     parts: dict[str, tuple[str, int]] = {}
@@ -87,7 +87,11 @@ def wait_gone(pid: int, timeout: float = 25) -> bool:
 def test_up_starts_everything_and_stops_on_sigterm(tmp_path: Path) -> None:
     proc, parts, output = start_up(tmp_path / "data")
     try:
-        assert set(parts) == {"broker", "registry", "connect"}
+        assert set(parts) == {"broker", "registry", "connect", "console"}
+        # the web console, over the three others: its pages show what they hold
+        console = httpx.get(parts["console"][0] + "/health/cards", timeout=30)
+        assert console.status_code == 200, console.text[:500]
+        assert console.text.count('class="badge ok">up<') == 3, console.text  # broker, worker, registry
         admin = AdminClient({"bootstrap.servers": parts["broker"][0]})
         assert admin.list_topics(timeout=10).brokers
         assert httpx.get(parts["registry"][0] + "/subjects", timeout=10).json() == []
@@ -117,12 +121,13 @@ def test_up_starts_everything_and_stops_on_sigterm(tmp_path: Path) -> None:
 @pytest.mark.timeout(60)
 def test_up_stops_the_others_when_one_dies(tmp_path: Path) -> None:
     proc, parts, _ = start_up(tmp_path / "data", "--no-connect")
-    assert set(parts) == {"broker", "registry"}
+    assert set(parts) == {"broker", "registry", "console"}
     os.kill(parts["broker"][1], signal.SIGKILL)
     out, _ = proc.communicate(timeout=45)
     assert proc.returncode == 1
     assert re.search(r"seaway up: broker exited with status -9; stopping the others", out), out
     assert wait_gone(parts["registry"][1])
+    assert wait_gone(parts["console"][1])
 
 
 @pytest.mark.timeout(90)
@@ -275,15 +280,15 @@ class _Impostor:
 
 
 @pytest.mark.timeout(60)
-@pytest.mark.parametrize(("taken", "label"), [(2, "Connect worker"), (1, "schema registry")])
+@pytest.mark.parametrize(("taken", "label"), [(2, "Connect worker"), (1, "schema registry"), (3, "web console")])
 def test_up_names_the_port_another_process_holds(tmp_path: Path, taken: int, label: str) -> None:
     """Another server on a port: `up` says which part and port, starts nothing and never says ready
     (it used to report ready on the impostor's answers, then fail blaming the wrong part)."""
-    ports = [free_port(), free_port(), free_port()]
+    ports = [free_port(), free_port(), free_port(), free_port()]
     with _Impostor(ports[taken]):
         result = subprocess.run([SEAWAY, "up", "--data-dir", str(tmp_path / "data"), "--broker-port", str(ports[0]),
                                  "--registry-port", str(ports[1]), "--rest-port", str(ports[2]),
-                                 "--broker-metrics-port", str(free_port())],
+                                 "--broker-metrics-port", str(free_port()), "--console-port", str(ports[3])],
                                 capture_output=True, text=True, timeout=50)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "seaway up: ready" not in result.stdout

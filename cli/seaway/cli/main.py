@@ -33,7 +33,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "connect": ("seaway.cli.connect", "run a Kafka Connect worker (standalone or distributed)"),
     "connectors": ("seaway.cli.connectors", "manage connectors through a Connect worker's REST API"),
     "mirror": ("seaway.cli.mirror", "run MirrorMaker 2 between Kafka clusters (dedicated mode, mm2.properties)"),
-    "up": ("seaway.cli.up", "start a broker, schema registry and Connect worker under one data directory"),
+    "up": ("seaway.cli.up", "start a broker, schema registry, Connect worker and web console under one data directory"),
+    "console": ("seaway.console.cli", "run the web console (connectors, topics and messages, groups and lag, schemas)"),
 }
 
 

@@ -1,4 +1,4 @@
-"""``seaway up``: a broker, a schema registry and a Connect worker on one data directory.
+"""``seaway up``: a broker, a schema registry, a Connect worker and the web console on one data directory.
 
 The main command: one line gives a working Kafka-compatible platform on this machine::
 
@@ -7,7 +7,8 @@ The main command: one line gives a working Kafka-compatible platform on this mac
 Each part runs as its own process (exactly the commands an operator would run by hand), with
 its log in ``<data-dir>/logs/<part>.log``. ``up`` first checks that every port it will listen
 on is free (naming the part and port that is not), starts the broker and waits until it says
-it is ready and answers metadata requests, then the registry and the worker likewise, prints
+it is ready and answers metadata requests, then the registry, the worker and the web console
+(``seaway console`` over the other three, on ``--console-port``, 8080) likewise, prints
 the addresses and each part's Prometheus ``/metrics`` URL (the broker's own metrics listener,
 ``metrics.listener`` on ``--broker-metrics-port``, 9308 by default; the registry's and the
 worker's on their REST listeners), and supervises: if any part exits, it says so and stops the others (exit status
@@ -66,10 +67,10 @@ COMPONENTS = ("broker", "registry", "worker")
 
 # what each part prints once it serves (seaway broker / seaway registry / seaway connect distributed)
 _READY = {"broker": "seaway broker ready on ", "registry": "seaway registry ready on ",
-          "connect": "seaway connect worker ready on "}
+          "connect": "seaway connect worker ready on ", "console": "seaway console ready on "}
 _CONFIG_FLAG = {"broker": "--broker-config", "registry": "--registry-config", "worker": "--worker-config"}
 _NAMES = {"broker": "Kafka's broker", "registry": "Confluent Schema Registry's", "worker": "Kafka Connect's worker"}
-_LABEL = {"broker": "broker", "registry": "schema registry", "connect": "Connect worker"}
+_LABEL = {"broker": "broker", "registry": "schema registry", "connect": "Connect worker", "console": "web console"}
 _BROKER_METRICS = re.compile(rb"serving Prometheus metrics on (https?://\S+/metrics)")
 """The line the broker logs once its metrics listener serves (seaway.broker.server)."""
 
@@ -401,7 +402,31 @@ def plan(args: argparse.Namespace) -> list[Part]:
         url = f"{_scheme(worker_listeners)}://{_url_host(local_address(listeners[0][0]))}:{listeners[0][1]}"
         parts.append(Part("connect", _python("connect", "distributed", str(worker_file)), url,
                           _http_ok(url + "/health", verify), listeners, _READY["connect"], url + "/metrics"))
+    if not args.no_console:
+        parts.append(_console_part(args, bootstrap, registry_url, parts[-1].address if not args.no_connect else None,
+                                   metrics_listener))
     return parts
+
+
+def _console_part(args: argparse.Namespace, bootstrap: str, registry_url: str | None, connect_url: str | None,
+                  metrics_listener: list[tuple[str, int]]) -> Part:
+    """``seaway console`` over the other parts (docs/console.md); its own process, supervised like them."""
+    console_args = ["console", "--bootstrap-server", bootstrap, "--host", args.host, "--port", str(args.console_port),
+                    "--schema-registry-url", registry_url or ""]
+    console_args += ["--connect", f"connect={connect_url}"] if connect_url else ["--override", "connect.clusters="]
+    if metrics_listener and metrics_listener[0][1]:  # port 0: only the broker's log knows it
+        host, port = metrics_listener[0]
+        console_args += ["--broker-metrics-url", f"http://{_url_host(local_address(host))}:{port}/metrics"]
+    if args.client_config is not None:
+        console_args += ["--command-config", str(args.client_config.resolve())]
+    if args.ca_file is not None:
+        ca = str(args.ca_file.resolve())
+        for prefix in ("connect.connect.ssl.", "schema.registry.ssl."):
+            console_args += ["--override", f"{prefix}truststore.type=PEM",
+                             "--override", f"{prefix}truststore.location={ca}"]
+    url = f"http://{_url_host(local_address(args.host))}:{args.console_port}"
+    return Part("console", _python(*console_args), url, _http_ok(url + "/healthz"), [(args.host, args.console_port)],
+                _READY["console"])
 
 
 def _url_host(host: str) -> str:
@@ -444,6 +469,8 @@ def _parser() -> argparse.ArgumentParser:
                    "worker's AvroConverter (default: the system's)")
     p.add_argument("--no-registry", action="store_true", help="do not start the schema registry")
     p.add_argument("--no-connect", action="store_true", help="do not start a Connect worker")
+    p.add_argument("--console-port", type=int, default=8080, help="the web console (docs/console.md; default 8080)")
+    p.add_argument("--no-console", action="store_true", help="do not start the web console")
     p.add_argument("--startup-timeout", type=float, default=60.0, metavar="SECONDS",
                    help="how long each part may take to become healthy (default 60)")
     add_log_format_argument(p)  # reaches the parts through $SEAWAY_LOG_FORMAT
@@ -479,7 +506,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = _taken_port(parts)
     if problem is not None:
         _say(f"{problem}; stop it or choose other ports (--broker-port, --broker-metrics-port, "
-             "--registry-port, --rest-port)")
+             "--registry-port, --rest-port, --console-port)")
         return 1
     logs = args.data_dir.resolve() / "logs"
     logs.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import fastavro
+import pyarrow as pa
 import pyarrow.parquet as pq
 from s3_support import keys, read
 
@@ -43,7 +44,7 @@ def object_rows(client: Any, bucket: str, key: str) -> list[dict[str, Any]]:
     """One object's rows, read by the format's own reader: pyarrow, fastavro or json."""
     data = read(client, bucket, key)
     if key.endswith(".parquet"):
-        return list(pq.read_table(io.BytesIO(data)).to_pylist())
+        return list(pq.read_table(pa.BufferReader(data)).to_pylist())
     if key.endswith(".avro"):
         rows: list[dict[str, Any]] = []
         for row in fastavro.reader(io.BytesIO(data)):

@@ -12,6 +12,7 @@ import json
 from typing import Any, BinaryIO, cast
 
 import fastavro
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from s3_support import MotoServer, keys, read
@@ -70,7 +71,7 @@ def land(s3: MotoServer, bucket: str, records: list[SinkRecord], **props: str) -
 def rows(s3: MotoServer, bucket: str, key: str) -> list[Any]:
     data = read(s3.client(), bucket, key)
     if key.endswith(".parquet"):
-        return list(pq.read_table(io.BytesIO(data)).to_pylist())
+        return list(pq.read_table(pa.BufferReader(data)).to_pylist())
     if key.endswith(".avro"):
         return list(fastavro.reader(io.BytesIO(data)))
     if key.endswith(".gz"):
