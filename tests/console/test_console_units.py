@@ -6,10 +6,12 @@ import base64
 import io
 import json
 import time
+from typing import Any
 
 import fastavro
 import pytest
-from seaway.console.decoding import FrameDecoder, register_decoder, show_bytes, to_json_text
+from seaway.console import decoding
+from seaway.console.decoding import FrameDecoder, WriterSchema, register_decoder, show_bytes, to_json_text
 from seaway.console.errors import Forbidden
 from seaway.console.masking import HIDDEN, is_secret, mask, unmask
 from seaway.console.metrics import broker_figures, parse_families, topic_sizes
@@ -28,13 +30,14 @@ def _frame(schema_id: int, value: dict[str, object]) -> bytes:
     return b"\0" + schema_id.to_bytes(4, "big") + out.getvalue()
 
 
-async def _decoder(schemas: dict[int, tuple[str, str]]) -> FrameDecoder:
-    async def lookup(schema_id: int) -> tuple[str, str]:
+async def _decoder(schemas: dict[int, tuple[str, str]],
+                   dependencies: tuple[tuple[str, str], ...] = ()) -> FrameDecoder:
+    async def lookup(schema_id: int) -> WriterSchema:
         if schema_id not in schemas:
             from seaway.console.errors import BackendError
 
             raise BackendError("registry", "Schema 9 not found", 404, code=40403)
-        return schemas[schema_id]
+        return WriterSchema(schema_id, *schemas[schema_id], dependencies=dependencies)
     return FrameDecoder(lookup)
 
 
@@ -65,23 +68,83 @@ async def test_a_schema_whose_arrays_take_no_bytes_is_not_decoded() -> None:
     assert shown.kind == "bytes" and "zero bytes" in (shown.note or "")
 
 
-async def test_protobuf_frames_show_their_fields_and_the_seam_takes_a_real_decoder() -> None:
+MONEY = 'syntax = "proto3";\npackage acme;\nmessage Money { string currency = 1; int64 units = 2; }\n'
+ORDER = """syntax = "proto3";
+package shop;
+import "acme/money.proto";
+message Order {
+  string order_id = 1;
+  acme.Money total = 2;
+  repeated string tags = 3;
+  int32 priority = 4;
+  enum State { NEW = 0; PAID = 1; }
+  State state = 5;
+  bytes note = 6;
+  repeated acme.Money refunds = 7;
+}
+"""
+
+
+async def test_protobuf_frames_decode_through_the_registry_schema_with_its_imports() -> None:
+    # Order{order_id: "o-1", total: {currency: "EUR", units: 1250}, tags: ["a"], state: PAID, note: b"\x01",
+    #       refunds: [{units: 5}]}
+    message = (b"\x0a\x03o-1" + b"\x12\x08\x0a\x03EUR\x10\xe2\x09" + b"\x1a\x01a" + b"\x28\x01"
+               + b"\x32\x01\x01" + b"\x3a\x02\x10\x05")
+    decoder = await _decoder({4: ("PROTOBUF", ORDER)}, dependencies=(("acme/money.proto", MONEY),))
+    await decoder.learn(4)
+    shown = decoder.decode(b"\0\0\0\0\4" + b"\x00" + message)  # message index [0]: Order
+    assert shown.kind == "protobuf" and shown.note is None
+    # kafka-protobuf-console-consumer's JSON: JSON names, int64 as a string, enum by name, bytes in
+    # base64, fields at their default (priority, a refund's currency) included, in field-number order
+    assert shown.text == ('{"orderId":"o-1","total":{"currency":"EUR","units":"1250"},"tags":["a"],'
+                          '"priority":0,"state":"PAID","note":"AQ==","refunds":[{"currency":"","units":"5"}]}')
+    wrong_index = decoder.decode(b"\0\0\0\0\4" + b"\x02\x06" + message)  # index [3]: no such message
+    assert wrong_index.kind == "bytes" and "no message at index [3]" in (wrong_index.note or "")
+    garbage = decoder.decode(b"\0\0\0\0\4" + b"\x00\x0a\x05ab")  # a string field cut short
+    assert garbage.kind == "bytes" and "Cannot parse the Protobuf payload of schema 4" in (garbage.note or "")
+
+
+async def test_a_protobuf_schema_that_does_not_compile_is_shown_field_by_field_with_why() -> None:
     # message {1: 150, 2: "hi", 3: {1: 1}} after Confluent's message-index prefix (0 = the first message)
     payload = b"\x00" + b"\x08\x96\x01" + b"\x12\x02hi" + b"\x1a\x02\x08\x01"
-    decoder = await _decoder({4: ("PROTOBUF", "syntax = \"proto3\"; message M { int32 a = 1; }")})
+    decoder = await _decoder({4: ("PROTOBUF", 'syntax = "proto3"; import "missing.proto"; message M {}')})
     await decoder.learn(4)
     shown = decoder.decode(b"\0\0\0\0\4" + payload)
-    assert shown.kind == "protobuf"
+    assert shown.kind == "protobuf" and "cannot be used" in (shown.note or "") and "missing.proto" in (shown.note or "")
     assert json.loads(shown.text or "") == {"message_indexes": [0], "fields": {"1": 150, "2": "hi", "3": {"1": 1}}}
-    register_decoder("PROTOBUF", lambda text: lambda data: {"decoded-by": "plugin", "bytes": len(data)})
-    try:
-        fresh = await _decoder({4: ("PROTOBUF", "syntax")})
-        await fresh.learn(4)
-        assert json.loads(fresh.decode(b"\0\0\0\0\4" + payload).text or "") == {"decoded-by": "plugin", "bytes": 12}
-    finally:
-        from seaway.console import decoding
 
-        register_decoder("PROTOBUF", decoding._protobuf_raw)
+
+async def test_the_seam_gives_a_factory_the_schema_and_its_references() -> None:
+    payload = b"\x00\x08\x01"
+    seen: list[WriterSchema] = []
+
+    def factory(schema: WriterSchema) -> Any:
+        seen.append(schema)
+        return lambda data: {"decoded-by": "plugin", "bytes": len(data)}
+
+    register_decoder("PROTOBUF", factory)
+    try:
+        fresh = await _decoder({4: ("PROTOBUF", "syntax")}, dependencies=(("dep.proto", "x"),))
+        await fresh.learn(4)
+        assert json.loads(fresh.decode(b"\0\0\0\0\4" + payload).text or "") == {"decoded-by": "plugin", "bytes": 3}
+        assert seen == [WriterSchema(4, "PROTOBUF", "syntax", dependencies=(("dep.proto", "x"),))]
+    finally:
+        register_decoder("PROTOBUF", decoding._protobuf)
+
+
+async def test_avro_named_types_of_referenced_subjects_decode() -> None:
+    address = {"type": "record", "name": "Address", "namespace": "acme", "fields": [{"name": "city", "type": "string"}]}
+    person = {"type": "record", "name": "Person", "namespace": "acme",
+              "fields": [{"name": "home", "type": "acme.Address"}, {"name": "age", "type": "int"}]}
+    named: dict[str, Any] = {}
+    fastavro.parse_schema(address, named_schemas=named)
+    out = io.BytesIO()
+    fastavro.schemaless_writer(out, fastavro.parse_schema(person, named_schemas=named),
+                               {"home": {"city": "Oslo"}, "age": 7})
+    decoder = await _decoder({5: ("AVRO", json.dumps(person))}, dependencies=(("acme.Address", json.dumps(address)),))
+    await decoder.learn(5)
+    shown = decoder.decode(b"\0\0\0\0\5" + out.getvalue())
+    assert shown.kind == "avro" and shown.text == '{"home":{"city":"Oslo"},"age":7}'
 
 
 def test_bytes_and_values_as_text() -> None:
@@ -147,6 +210,26 @@ def test_settings_name_what_is_wrong() -> None:
                          ({"sasl.mechanism": "GSSAPI"}, "sasl.mechanism"),
                          ({"basic.auth.credentials.source": "USER_INFO", "schema.registry.url": "http://r:1"},
                           "basic.auth.user.info")]:
+        with pytest.raises(SettingsError, match=named.replace(".", r"\.")):
+            parse_settings(props)
+
+
+def test_broker_metrics_credentials_are_the_kafka_sasl_user_or_user_info() -> None:
+    sasl = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512", "sasl.jaas.config":
+            'org.apache.kafka.common.security.scram.ScramLoginModule required username="ops" password="pw";'}
+    assert parse_settings(sasl).metrics_auth == ("ops", "pw")  # SASL_INHERIT, the default
+    assert parse_settings({**sasl, "metrics.basic.auth.user.info": "prom:x:y"}).metrics_auth == ("prom", "x:y")
+    assert parse_settings({"metrics.basic.auth.credentials.source": "user_info",
+                           "metrics.basic.auth.user.info": "prom:x"}).metrics_auth == ("prom", "x")
+    assert parse_settings({}).metrics_auth is None
+    assert parse_settings({"security.protocol": "SSL"}).metrics_auth is None
+    assert "pw" not in repr(parse_settings(sasl))
+    for props, named in [({"metrics.basic.auth.credentials.source": "USER_INFO"}, "metrics.basic.auth.user.info"),
+                         ({"metrics.basic.auth.credentials.source": "URL"}, "metrics.basic.auth.credentials.source"),
+                         ({"metrics.basic.auth.credentials.source": "SASL_INHERIT",
+                           "metrics.basic.auth.user.info": "a:b"}, "metrics.basic.auth.user.info"),
+                         ({"metrics.basic.auth.user.info": "nocolon"}, "metrics.basic.auth.user.info"),
+                         ({"metrics.basic.auth.userinfo": "a:b"}, "metrics.basic.auth.userinfo")]:
         with pytest.raises(SettingsError, match=named.replace(".", r"\.")):
             parse_settings(props)
 

@@ -2,17 +2,27 @@
 
 A record written through a registry serializer starts with Confluent's frame: magic byte 0 and
 a 4-byte big-endian schema id. The schema's type (``AVRO``, ``JSON``, ``PROTOBUF``: the
-registry's ``schemaType``) picks a decoder from :data:`DECODERS`, the seam the registry's other
+registry's ``schemaType``) picks a decoder from :data:`DECODERS`, the seam the registry's
 types plug into::
 
-    register_decoder("PROTOBUF", my_factory)   # factory(schema_text) -> (payload -> value)
+    register_decoder("PROTOBUF", my_factory)   # factory(WriterSchema) -> (payload -> value)
 
-* ``AVRO``: fastavro with the writer's schema (schemas whose arrays could hold items of zero
-  bytes are refused: a 10-byte record could otherwise claim a billion nulls);
+A factory gets the :class:`WriterSchema`: the schema's text, type and references, and every
+schema those references lead to (``dependencies``), fetched from the registry beforehand
+(asynchronously, with the user's credentials: :meth:`seaway.console.rest.RegistryApi.writer_schema`),
+so a factory is plain code that compiles a schema, never a registry client of its own.
+
+* ``AVRO``: fastavro with the writer's schema, named types of referenced subjects included
+  (schemas whose arrays could hold items of zero bytes are refused: a 10-byte record could
+  otherwise claim a billion nulls);
 * ``JSON`` (JSON Schema): the payload is the JSON document itself;
-* ``PROTOBUF``: until the registry serves Protobuf descriptors to decode with, the wire
-  format is shown field by field (``protoc --decode_raw``'s view: numbers, varints, nested
-  messages where the bytes parse as one), after Confluent's message-index prefix.
+* ``PROTOBUF``: the registry's own Protobuf support compiles the schema with its imports
+  (:func:`seaway.schema_registry.protobuf_schema.compile_protobuf`) and reads the message the
+  frame's message indexes name (:class:`seaway.schema_registry.protobuf_serde.ProtobufReader`),
+  printed as Confluent's ``kafka-protobuf-console-consumer`` prints it: protobuf's JSON mapping
+  (``JsonFormat`` with default values included: JSON field names, 64-bit integers as strings,
+  enums by name, bytes in base64). A schema that does not compile is shown field by field
+  instead (``protoc --decode_raw``'s view), with the reason.
 
 Anything else is shown as UTF-8 text when it is, else with ``\\xNN`` escapes. Schemas are
 looked up once per id (:class:`FrameDecoder` keeps at most :data:`MAX_SCHEMA_IDS`); a schema
@@ -22,6 +32,7 @@ with that note, never hidden.
 
 from __future__ import annotations
 
+import asyncio
 import decimal
 import io
 import json
@@ -34,10 +45,14 @@ import orjson
 
 __all__ = [
     "DECODERS",
+    "FALLBACKS",
+    "MAX_REFERENCE_DEPTH",
     "MAX_SCHEMA_IDS",
     "Decoded",
+    "DecoderFactory",
     "FrameDecoder",
     "PayloadDecoder",
+    "WriterSchema",
     "frame_schema_id",
     "register_decoder",
     "show_bytes",
@@ -51,8 +66,28 @@ MAX_SCHEMA_IDS = 1000
 PayloadDecoder = Callable[[bytes], Any]
 """Decodes the bytes after the 5-byte frame header into a JSON-able value; raises on bad bytes."""
 
-DecoderFactory = Callable[[str], PayloadDecoder]
-"""Compiles a schema text (as the registry returns it) into a :data:`PayloadDecoder`."""
+MAX_REFERENCE_DEPTH = 32
+"""References nested deeper than this are refused (the registry's own limit: a cycle, most likely)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WriterSchema:
+    """A writer schema as the registry serves it, with every schema it references resolved."""
+
+    schema_id: int
+    schema_type: str
+    """The registry's ``schemaType``: ``AVRO``, ``JSON``, ``PROTOBUF``, ..."""
+    text: str
+    references: tuple[tuple[str, str, int], ...] = ()
+    """``(name, subject, version)`` of each reference, as ``GET /schemas/ids/{id}`` lists them."""
+    dependencies: tuple[tuple[str, str], ...] = ()
+    """``(reference name, schema text)`` of every schema the references lead to, transitively,
+    dependencies of dependencies first (the order the registry client's ``dependencies()`` gives):
+    a Protobuf ``import`` path, a JSON Schema ``$ref``, the subject of an Avro named type."""
+
+
+DecoderFactory = Callable[[WriterSchema], PayloadDecoder]
+"""Compiles a :class:`WriterSchema` into a :data:`PayloadDecoder`; raises when it cannot."""
 
 
 def _json_default(value: Any) -> Any:
@@ -95,15 +130,21 @@ def frame_schema_id(data: bytes | None) -> int | None:
 
 # -- Avro -----------------------------------------------------------------------------------------
 
-def _avro(schema_text: str) -> PayloadDecoder:
+def _avro(schema: WriterSchema) -> PayloadDecoder:
     import fastavro
     from seaway.cli.console_avro import _unbounded_array  # the same guard `seaway consume` applies
 
-    raw = json.loads(schema_text)
-    if _unbounded_array(raw, {}, set()):
+    named: dict[str, Any] = {}
+    guard_names: dict[str, Any] = {}
+    for _, dependency in schema.dependencies:  # the named types of referenced subjects, in parse order
+        dep_raw = json.loads(dependency)
+        _unbounded_array(dep_raw, guard_names, set())  # only learns its names: the root's use is what counts
+        fastavro.parse_schema(dep_raw, named_schemas=named)
+    raw = json.loads(schema.text)
+    if _unbounded_array(raw, guard_names, set()):
         raise ValueError("its arrays may hold items of zero bytes (null or empty records): a record could claim "
                          "any number of them, so it is not decoded")
-    parsed = fastavro.parse_schema(raw)
+    parsed = fastavro.parse_schema(raw, named_schemas=named)
     reader = fastavro.schemaless_reader
 
     def decode(payload: bytes) -> Any:
@@ -117,15 +158,61 @@ def _avro(schema_text: str) -> PayloadDecoder:
 
 # -- JSON Schema ----------------------------------------------------------------------------------
 
-def _json_schema(schema_text: str) -> PayloadDecoder:
-    json.loads(schema_text)  # a schema that is not JSON is reported, as for the other types
+def _json_schema(schema: WriterSchema) -> PayloadDecoder:
+    json.loads(schema.text)  # a schema that is not JSON is reported, as for the other types
 
     def decode(payload: bytes) -> Any:
         return orjson.loads(payload)
     return decode
 
 
-# -- Protobuf (raw view) --------------------------------------------------------------------------
+# -- Protobuf ---------------------------------------------------------------------------------------
+
+def _protobuf(schema: WriterSchema) -> PayloadDecoder:
+    """Through the registry's Protobuf support; printed as ``JsonFormat.printer().includingDefaultValueFields()``."""
+    from google.protobuf import json_format
+    from seaway.schema_registry.protobuf_schema import compile_protobuf
+    from seaway.schema_registry.protobuf_serde import ProtobufReader
+
+    reader = ProtobufReader(compile_protobuf(schema.text, schema.dependencies)[0], schema.schema_id)
+
+    def decode(payload: bytes) -> Any:
+        message = reader.read(payload)
+        return _by_number(message, json_format.MessageToDict(message, always_print_fields_with_no_presence=True))
+    return decode
+
+
+def _by_number(message: Any, value: Any) -> Any:
+    """``value`` (``MessageToDict`` of ``message``) with its keys in field-number order, nested messages too.
+
+    Java's ``JsonFormat`` prints fields by number, those at their default value among them;
+    Python's puts the defaults last. Well-known types (their own JSON forms) and map values
+    are left as they are.
+    """
+    if not isinstance(value, dict):
+        return value
+    fields = message.DESCRIPTOR.fields_by_number
+    out: dict[str, Any] = {}
+    for number in sorted(fields):
+        field = fields[number]
+        key = field.json_name
+        if key not in value:
+            continue
+        item = value[key]
+        kind = field.message_type
+        if kind is not None and not kind.GetOptions().map_entry and not kind.full_name.startswith("google.protobuf."):
+            nested = getattr(message, field.name)
+            if field.is_repeated:
+                item = [_by_number(m, v) for m, v in zip(nested, item, strict=False)]
+            else:
+                item = _by_number(nested, item)
+        out[key] = item
+    for key, item in value.items():  # extensions ("[pkg.name]"), in Python's order
+        out.setdefault(key, item)
+    return out
+
+
+# -- Protobuf (raw view, when the schema cannot be compiled) ----------------------------------------
 
 def _varint(buf: bytes, pos: int) -> tuple[int, int]:
     result = shift = 0
@@ -198,7 +285,8 @@ def _nested_or_text(chunk: bytes, depth: int) -> Any:
     return text
 
 
-def _protobuf_raw(schema_text: str) -> PayloadDecoder:
+def _protobuf_raw(schema: WriterSchema) -> PayloadDecoder:
+    """``protoc --decode_raw``'s view: what a Protobuf frame shows when its schema cannot be compiled."""
     def decode(payload: bytes) -> Any:
         count, pos = _varint(payload, 0)
         count = _zigzag(count)
@@ -214,7 +302,9 @@ def _protobuf_raw(schema_text: str) -> PayloadDecoder:
     return decode
 
 
-DECODERS: dict[str, DecoderFactory] = {"AVRO": _avro, "JSON": _json_schema, "PROTOBUF": _protobuf_raw}
+DECODERS: dict[str, DecoderFactory] = {"AVRO": _avro, "JSON": _json_schema, "PROTOBUF": _protobuf}
+FALLBACKS: dict[str, DecoderFactory] = {"PROTOBUF": _protobuf_raw}
+"""What a frame of a type is shown with, with the reason, when its schema's decoder cannot be made."""
 
 
 def register_decoder(schema_type: str, factory: DecoderFactory) -> None:
@@ -238,8 +328,8 @@ class Decoded:
     size: int = 0
 
 
-SchemaLookup = Callable[[int], Awaitable[tuple[str, str]]]
-"""schema id -> (schemaType, schema text), asking the registry (async, with the user's credentials)."""
+SchemaLookup = Callable[[int], Awaitable[WriterSchema]]
+"""schema id -> its :class:`WriterSchema`, asking the registry (async, with the user's credentials)."""
 
 
 class FrameDecoder:
@@ -271,18 +361,23 @@ class FrameDecoder:
         from seaway.console.errors import ConsoleError
 
         try:
-            schema_type, text = await self._lookup(schema_id)
+            schema = await self._lookup(schema_id)
         except ConsoleError as exc:
             self._decoders[schema_id] = (None, "", f"schema {schema_id}: {exc.message}")
             return
-        factory = DECODERS.get(schema_type.upper())
+        schema_type = schema.schema_type.upper()
+        factory = DECODERS.get(schema_type)
         if factory is None:
-            self._decoders[schema_id] = (None, schema_type, f"no decoder for {schema_type} schemas")
+            self._decoders[schema_id] = (None, schema.schema_type, f"no decoder for {schema.schema_type} schemas")
             return
         try:
-            self._decoders[schema_id] = (factory(text), schema_type.lower(), None)
+            decoder = await asyncio.to_thread(factory, schema)  # protoc, fastavro: off the event loop
         except Exception as exc:  # a schema from the registry the decoder cannot compile: say why, show raw
-            self._decoders[schema_id] = (None, schema_type, f"schema {schema_id} ({schema_type}) cannot be used: {exc}")
+            note = f"schema {schema_id} ({schema.schema_type}) cannot be used: {exc}"
+            fallback = FALLBACKS.get(schema_type)
+            self._decoders[schema_id] = (None if fallback is None else fallback(schema), schema_type.lower(), note)
+            return
+        self._decoders[schema_id] = (decoder, schema_type.lower(), None)
 
     def decode(self, data: bytes | None) -> Decoded:
         if data is None:
@@ -294,7 +389,7 @@ class FrameDecoder:
                 decoder, kind, note = found
                 if decoder is not None:
                     try:
-                        return Decoded(to_json_text(decoder(data[HEADER_SIZE:])), kind, schema_id, size=len(data))
+                        return Decoded(to_json_text(decoder(data[HEADER_SIZE:])), kind, schema_id, note, len(data))
                     except Exception as exc:  # bytes from the topic: whatever they make a decoder raise, show them
                         note = f"does not decode with schema {schema_id}: {type(exc).__name__}: {exc}"
                 text, raw_kind = show_bytes(data)

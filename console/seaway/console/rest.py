@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
+from seaway.console.decoding import MAX_REFERENCE_DEPTH, WriterSchema
 from seaway.console.errors import BackendError, LoginRequired
 from seaway.console.settings import HttpTarget
 
@@ -31,6 +32,17 @@ Credentials = tuple[str, str] | None
 _REGISTRY_JSON = "application/vnd.schemaregistry.v1+json"
 _MAX_BODY = 32 << 20
 """A REST answer larger than this (32 MiB) is refused instead of parsed."""
+
+
+def _references(raw: Any) -> tuple[tuple[str, str, int], ...]:
+    """The registry's ``references`` list as ``(name, subject, version)`` tuples."""
+    if not isinstance(raw, list):
+        return ()
+    try:
+        return tuple((str(r["name"]), str(r["subject"]), int(r["version"])) for r in raw)
+    except (KeyError, TypeError, ValueError):
+        raise BackendError("registry", f"the schema's references are not name/subject/version objects: {raw!r:.200}") \
+            from None
 
 
 def _q(segment: str) -> str:
@@ -220,6 +232,39 @@ class RegistryApi:
 
     async def schema_by_id(self, schema_id: int) -> dict[str, Any]:
         return dict(await self._call("GET", f"/schemas/ids/{schema_id}"))
+
+    async def writer_schema(self, schema_id: int) -> WriterSchema:
+        """Schema ``schema_id`` with every schema its references lead to, for a decoder factory."""
+        found = await self.schema_by_id(schema_id)
+        references = _references(found.get("references"))
+        return WriterSchema(schema_id, str(found.get("schemaType") or "AVRO"), str(found["schema"]), references,
+                            await self.dependencies(references))
+
+    async def dependencies(self, references: tuple[tuple[str, str, int], ...]) -> tuple[tuple[str, str], ...]:
+        """``(name, schema text)`` of every schema ``references`` lead to, dependencies first.
+
+        As the registry client's ``dependencies()``: each ``(subject, version)`` once, in the
+        order a parser needs them; nesting past :data:`~seaway.console.decoding.MAX_REFERENCE_DEPTH`
+        is refused (a cycle).
+        """
+        out: list[tuple[str, str]] = []
+        seen: set[tuple[str, int]] = set()
+
+        async def visit(name: str, subject: str, version: int, depth: int) -> None:
+            if depth > MAX_REFERENCE_DEPTH:
+                raise BackendError("registry", f"schema references nested more than {MAX_REFERENCE_DEPTH} deep "
+                                   f"(at {subject} version {version}: a cycle?)")
+            if (subject, version) in seen:
+                return
+            seen.add((subject, version))
+            found = await self.version(subject, version)
+            for inner in _references(found.get("references")):
+                await visit(*inner, depth + 1)
+            out.append((name, str(found["schema"])))
+
+        for reference in references:
+            await visit(*reference, 0)
+        return tuple(out)
 
     async def global_config(self) -> str:
         return str((await self._call("GET", "/config")).get("compatibilityLevel", "BACKWARD"))

@@ -22,6 +22,12 @@ registry client settings can be pasted in:
 ``basic.auth.credentials.source``, ...         Confluent's registry client settings
                                                (``basic.auth.user.info``, ``schema.registry.ssl.*``)
 ``metrics.urls``                               the brokers' Prometheus ``/metrics`` (comma-separated)
+``metrics.basic.auth.credentials.source``      whose HTTP Basic credentials scrape them (a broker with an
+                                               authorizer asks for a broker user's): ``SASL_INHERIT``
+                                               (default: the Kafka client's SASL PLAIN/SCRAM user, if
+                                               any) or ``USER_INFO``
+``metrics.basic.auth.user.info``               ``user:password`` for them (implies ``USER_INFO``)
+``metrics.ssl.truststore.*``                   PEM/PKCS12 CA of an ``https://`` metrics listener
 ``read.only``                                  ``true``: no page changes anything (operators' mode)
 ``session.idle.timeout.ms``                    a login session ends after this long unused (1800000)
 ``lag.sample.interval.ms``                     how often every group's lag is sampled for its trend (10000)
@@ -95,6 +101,9 @@ class ConsoleSettings:
     connect: tuple[ConnectTarget, ...] = ()
     registry: HttpTarget | None = None
     metrics_urls: tuple[str, ...] = ()
+    metrics_auth: tuple[str, str] | None = field(default=None, repr=False)
+    """HTTP Basic credentials for ``metrics_urls`` (see :func:`_metrics_auth`)."""
+    metrics_verify: ssl.SSLContext | bool = True
     read_only: bool = False
     session_idle_timeout_ms: int = 1_800_000
     lag_sample_interval_ms: int = 10_000
@@ -218,6 +227,43 @@ def _registry_target(props: Mapping[str, str]) -> HttpTarget | None:
     return HttpTarget(urls=(security.url, *urls[1:]), auth=security.auth, verify=security.verify)
 
 
+_METRICS_KEYS = frozenset({"metrics.urls", "metrics.basic.auth.credentials.source", "metrics.basic.auth.user.info"})
+_SASL_PASSWORD_MECHANISMS = frozenset({"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"})
+
+
+def _metrics_auth(props: Mapping[str, str], kafka: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The credentials the brokers' ``/metrics`` are scraped with, or None.
+
+    A broker with an authorizer serves ``/metrics`` to its own users only (HTTP Basic with a
+    SCRAM or PLAIN user's password, docs/metrics.md), so by default the console reuses the user
+    it logs in to Kafka with (``SASL_INHERIT``, as Confluent's ``basic.auth.credentials.source``
+    names it), or the ``user:password`` of ``metrics.basic.auth.user.info`` (``USER_INFO``).
+    """
+    for key in props:
+        if key.startswith("metrics.") and key not in _METRICS_KEYS and not key.startswith("metrics.ssl."):
+            raise SettingsError(f"{key} is not a setting the console knows (metrics.urls, "
+                                f"metrics.basic.auth.credentials.source, metrics.basic.auth.user.info, metrics.ssl.*)")
+    info_key = "metrics.basic.auth.user.info"
+    info = _user_info(info_key, props.get(info_key))
+    raw = (props.get("metrics.basic.auth.credentials.source") or "").strip().upper()
+    source = raw or ("USER_INFO" if info is not None else "SASL_INHERIT")
+    if source == "USER_INFO":
+        if info is None:
+            raise SettingsError(f"metrics.basic.auth.credentials.source=USER_INFO needs {info_key} (user:password)")
+        return info
+    if source != "SASL_INHERIT":
+        raise SettingsError(f"metrics.basic.auth.credentials.source={raw}: expected SASL_INHERIT or USER_INFO")
+    if info is not None:
+        raise SettingsError(f"{info_key} is set but metrics.basic.auth.credentials.source=SASL_INHERIT takes the "
+                            "Kafka client's SASL user: set one of them")
+    protocol = str(kafka.get("security.protocol", "")).upper()
+    mechanism = str(kafka.get("sasl.mechanism") or kafka.get("sasl.mechanisms") or "").upper()
+    user, password = kafka.get("sasl.username"), kafka.get("sasl.password")
+    if protocol.startswith("SASL") and mechanism in _SASL_PASSWORD_MECHANISMS and user and password is not None:
+        return str(user), str(password)
+    return None
+
+
 def parse_settings(props: Mapping[str, str]) -> ConsoleSettings:
     """:class:`ConsoleSettings` from the merged properties (file < flags < overrides); SettingsError."""
     from seaway.security.kafka_client import ClientConfigError, librdkafka_config
@@ -244,6 +290,7 @@ def parse_settings(props: Mapping[str, str]) -> ConsoleSettings:
         bootstrap_servers=bootstrap, kafka=kafka, connect=_connect_targets(props),
         registry=_registry_target(props),
         metrics_urls=_urls("metrics.urls", ",".join(metrics)) if metrics else (),
+        metrics_auth=_metrics_auth(props, kafka), metrics_verify=_tls_context("metrics.ssl.", props),
         read_only=_bool(props, "read.only"),
         session_idle_timeout_ms=_int(props, "session.idle.timeout.ms", 1_800_000, 10_000, 7 * 86_400_000),
         lag_sample_interval_ms=_int(props, "lag.sample.interval.ms", 10_000, 200, 3_600_000),

@@ -59,6 +59,13 @@ class LoginNeeded(Exception):
         self.message = message
 
 
+def _refused(auth: tuple[str, str] | None) -> str:
+    if auth is None:
+        return (": the broker asks for a broker user's credentials (it has an authorizer); give the console "
+                "Kafka SASL PLAIN/SCRAM credentials or metrics.basic.auth.user.info")
+    return f": the broker refused the credentials of {auth[0]} (metrics.basic.auth.*, or the Kafka SASL user)"
+
+
 def _ms_time(value: int | None) -> str:
     if value is None or value < 0:
         return "—"
@@ -133,6 +140,8 @@ class Console:
     templates: jinja2.Environment = field(default_factory=_environment)
     scrapes: dict[str, Scrape] = field(default_factory=dict)
     started: float = field(default_factory=time.time)
+    metrics_error: str | None = None
+    """Why the last scrape of the brokers' ``/metrics`` got nothing (None when it did)."""
 
     @property
     def cookie(self) -> str:
@@ -144,16 +153,29 @@ class Console:
 
     async def _scrape(self) -> tuple[str, dict[tuple[str, int], int]] | None:
         """The first broker ``/metrics`` that answers, and its partition sizes parsed off the event loop
-        (megabytes of text with a thousand topics)."""
-        for url in self.settings.metrics_urls:
-            try:
-                async with httpx.AsyncClient(timeout=5.0) as client:
+        (megabytes of text with a thousand topics).
+
+        With the configured credentials (``settings.metrics_auth``: a broker with an authorizer
+        serves ``/metrics`` to its own users only); why nothing answered is kept in
+        :attr:`metrics_error` for the health page.
+        """
+        settings = self.settings
+        auth = httpx.BasicAuth(*settings.metrics_auth) if settings.metrics_auth is not None else None
+        problems: list[str] = []
+        async with httpx.AsyncClient(timeout=5.0, verify=settings.metrics_verify, auth=auth) as client:
+            for url in settings.metrics_urls:
+                try:
                     response = await client.get(url)
-            except httpx.HTTPError:
-                continue
-            if response.status_code == 200:
-                text = response.text
-                return text, await asyncio.to_thread(topic_sizes, text)
+                except httpx.HTTPError as exc:
+                    problems.append(f"{url}: {type(exc).__name__}: {exc}")
+                    continue
+                if response.status_code == 200:
+                    self.metrics_error = None
+                    text = response.text
+                    return text, await asyncio.to_thread(topic_sizes, text)
+                problems.append(f"{url} answered {response.status_code} {response.reason_phrase}"
+                                + (_refused(settings.metrics_auth) if response.status_code == 401 else ""))
+        self.metrics_error = "; ".join(problems)
         return None
 
     async def broker_metrics(self) -> str | None:

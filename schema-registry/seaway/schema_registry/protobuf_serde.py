@@ -10,6 +10,8 @@ confluent-kafka's ``ProtobufSerializer`` does; ids are cached per subject.
 The deserializer reads into a given message class, or, without one, into a dynamic message
 built from the writer's schema (fetched by id with its references, compiled by protoc,
 ``protobuf_schema.py``), so any Protobuf topic can be read without generated code.
+:class:`ProtobufReader` is that reading for one compiled writer schema, for callers that fetch
+schemas their own way (the web console, asynchronously with a user's credentials).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from seaway.schema_registry.errors import RegistryError
 from seaway.schema_registry.protobuf_schema import KNOWN_DEPENDENCIES, ProtoModel, compile_protobuf, message_indexes
 from seaway.schema_registry.schemas import SCHEMA_TYPE_PROTOBUF, SchemaReference
 from seaway.schema_registry.wire import (
+    HEADER_SIZE,
     SerdeError,
     SubjectNameStrategy,
     decode_message_indexes,
@@ -34,7 +37,7 @@ from seaway.schema_registry.wire import (
     topic_name_strategy,
 )
 
-__all__ = ["ProtobufDeserializer", "ProtobufSerializer", "reference_subject_name"]
+__all__ = ["ProtobufDeserializer", "ProtobufReader", "ProtobufSerializer", "reference_subject_name"]
 
 
 def reference_subject_name(import_path: str) -> str:
@@ -115,19 +118,57 @@ class ProtobufSerializer:
         return pack(self.schema_id(topic), self._indexes + payload)
 
 
+class ProtobufReader:
+    """Messages of one writer schema, read from what follows a frame's 5-byte header.
+
+    The message-index array there picks the message of the schema's file (Confluent's wire
+    format); a dynamic class is built once per index path.
+    """
+
+    def __init__(self, model: ProtoModel, schema_id: int | None = None) -> None:
+        self.model = model
+        self._schema_id = schema_id
+        self._classes: dict[tuple[int, ...], Any] = {}
+
+    def message_class(self, indexes: list[int]) -> Any:
+        """The dynamic message class at ``indexes`` (SerdeError when the schema has none there)."""
+        key = tuple(indexes)
+        cls = self._classes.get(key)
+        if cls is None:
+            try:
+                descriptor = self.model.message(indexes)
+            except RegistryError as exc:
+                raise SerdeError(str(exc)) from None
+            cls = self._classes[key] = message_factory.GetMessageClass(descriptor)
+        return cls
+
+    def read(self, payload: bytes) -> Any:
+        """The message in ``payload`` (the message indexes, then the message); SerdeError on bad bytes."""
+        indexes, start = decode_message_indexes(payload, 0)
+        return _parse(self.message_class(indexes), payload, start, self._schema_id)
+
+
+def _parse(cls: Any, payload: bytes, start: int, schema_id: int | None) -> Any:
+    message = cls()
+    try:
+        message.ParseFromString(payload[start:])
+    except DecodeError as exc:
+        which = "" if schema_id is None else f" of schema {schema_id}"
+        raise SerdeError(f"Cannot parse the Protobuf payload{which}: {exc}") from None
+    return message
+
+
 class ProtobufDeserializer:
     """``deserializer(data)`` -> a message (of ``message_class``, else a dynamic one)."""
 
     def __init__(self, client: SchemaRegistryClient, message_class: Any = None) -> None:
         self._client = client
         self._class = message_class
-        self._models: dict[int, ProtoModel] = {}
-        self._classes: dict[tuple[int, tuple[int, ...]], Any] = {}
+        self._readers: dict[int, ProtobufReader] = {}
 
-    def writer_model(self, schema_id: int) -> ProtoModel:
-        """The writer schema of ``schema_id``, compiled with its references (cached per id)."""
-        model = self._models.get(schema_id)
-        if model is None:
+    def _reader(self, schema_id: int) -> ProtobufReader:
+        reader = self._readers.get(schema_id)
+        if reader is None:
             stored = self._client.get_schema(schema_id)
             if stored.schema_type != SCHEMA_TYPE_PROTOBUF:
                 raise SerdeError(f"Schema {schema_id} is {stored.schema_type}, not PROTOBUF")
@@ -135,30 +176,22 @@ class ProtobufDeserializer:
                 model = compile_protobuf(stored.schema, self._client.dependencies(stored.references))[0]
             except RegistryError as exc:
                 raise SerdeError(f"Schema {schema_id} does not compile: {exc}") from None
-            self._models[schema_id] = model
-        return model
+            reader = self._readers[schema_id] = ProtobufReader(model, schema_id)
+        return reader
+
+    def writer_model(self, schema_id: int) -> ProtoModel:
+        """The writer schema of ``schema_id``, compiled with its references (cached per id)."""
+        return self._reader(schema_id).model
 
     def message_class(self, schema_id: int, indexes: list[int]) -> Any:
         """The dynamic message class for ``indexes`` of the writer schema ``schema_id``."""
-        key = (schema_id, tuple(indexes))
-        cls = self._classes.get(key)
-        if cls is None:
-            try:
-                descriptor = self.writer_model(schema_id).message(indexes)
-            except RegistryError as exc:
-                raise SerdeError(str(exc)) from None
-            cls = self._classes[key] = message_factory.GetMessageClass(descriptor)
-        return cls
+        return self._reader(schema_id).message_class(indexes)
 
     def __call__(self, data: bytes | None) -> Any:
         if data is None:
             return None
         schema_id = frame_schema_id(data)
-        indexes, start = decode_message_indexes(data)
-        cls = self._class if self._class is not None else self.message_class(schema_id, indexes)
-        message = cls()
-        try:
-            message.ParseFromString(data[start:])
-        except DecodeError as exc:
-            raise SerdeError(f"Cannot parse the Protobuf payload of schema {schema_id}: {exc}") from None
-        return message
+        payload = data[HEADER_SIZE:]
+        indexes, start = decode_message_indexes(payload, 0)
+        cls = self._class if self._class is not None else self._reader(schema_id).message_class(indexes)
+        return _parse(cls, payload, start, schema_id)

@@ -69,6 +69,8 @@ async def _snapshots(ctx: Ctx) -> dict[str, list[Snapshot]]:
             out["broker"].append(Snapshot(ctx.kafka.bootstrap, False, error="no broker in the metadata"))
         if cluster_id:
             out["broker"][0].figures = {"cluster id": cluster_id, **out["broker"][0].figures}
+        if text is None and console.metrics_error:
+            out["broker"][0].error = f"no figures from /metrics: {console.metrics_error}"
     except ConsoleError as exc:
         out["broker"].append(Snapshot(ctx.kafka.bootstrap, False, error=exc.message))
 

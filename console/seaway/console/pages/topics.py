@@ -205,14 +205,10 @@ def _query(topic: str, params: dict[str, str], ceiling: int) -> BrowseQuery:
 
 
 async def _schema_lookup(ctx: Ctx) -> Any:
+    """Writer schemas by id with their references resolved, asked with this user's credentials."""
     if not ctx.has_registry():
         return None
-    api = ctx.registry()
-
-    async def lookup(schema_id: int) -> tuple[str, str]:
-        found = await api.schema_by_id(schema_id)
-        return str(found.get("schemaType") or "AVRO"), str(found["schema"])
-    return lookup
+    return ctx.registry().writer_schema
 
 
 _ROWS = "<!--seaway-console-rows-->"
