@@ -7,12 +7,9 @@ from typing import Any
 
 import pytest
 
+from tests.lake_cluster.spark_session import shared_test_session
+
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[Any]:
-    from seaway.connectors.spark_sink import shared_session
-
-    session = shared_session("local[2]", {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
-                                          "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "1g"})
-    session.sparkContext.setLogLevel("ERROR")
-    yield session
+def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    yield shared_test_session(tmp_path_factory.mktemp("spark-events"))

@@ -82,29 +82,86 @@ def topic_records(bootstrap: str, topic: str, partitions: int) -> dict[tuple[int
     return out
 
 
+def _newest_commit(names: list[str]) -> int:
+    return max((int(n[len("commit-"):-len(".json")]) for n in names
+                if n.startswith("commit-") and n.endswith(".json")), default=0)
+
+
 def committed_offsets(lake: Path, topic: str, partitions: int) -> dict[int, int]:
     """The lake's commit log per partition (reading file names only)."""
-    out = {}
-    for p in range(partitions):
-        names = [n.name for n in (lake / "_commits" / topic / str(p)).glob("commit-*.json")]
-        out[p] = max((int(n[len("commit-"):-len(".json")]) for n in names), default=0)
+    return {p: _newest_commit([n.name for n in (lake / "_commits" / topic / str(p)).glob("commit-*.json")])
+            for p in range(partitions)}
+
+
+def wait_landed(lake: Path, topic: str, ends: dict[int, int], timeout: float,
+                offsets: Callable[[], dict[int, int]] | None = None) -> None:
+    """Until the commit log covers ``ends``; ``offsets`` reads it elsewhere (``hdfs://``, ``s3a://`` lakes)."""
+    deadline = time.monotonic() + timeout
+    got: dict[int, int] = {}
+    read = offsets or (lambda: committed_offsets(lake, topic, len(ends)))
+    while time.monotonic() < deadline:
+        got = read()
+        if got == ends:
+            return
+        time.sleep(0.1 if offsets is None else 1.0)  # a local listing is cheap; bench figures need fine polling
+    raise TimeoutError(f"lake has {got}, topic ends at {ends}")
+
+
+def committed_offsets_at(spark: Any, lake_uri: str, topic: str, partitions: int) -> dict[int, int]:
+    """:func:`committed_offsets` of a lake on any Hadoop file system, through ``spark``'s JVM."""
+    from seaway.connectors.spark_sink import LakeFileSystem
+
+    fs = LakeFileSystem(spark, lake_uri)
+    return {p: _newest_commit(fs.list_names(f"_commits/{topic}/{p}")) for p in range(partitions)}
+
+
+def wait_landed_at(spark: Any, lake_uri: str, topic: str, ends: dict[int, int], timeout: float) -> None:
+    """:func:`wait_landed` for a lake on any Hadoop file system."""
+    wait_landed(Path(), topic, ends, timeout, lambda: committed_offsets_at(spark, lake_uri, topic, len(ends)))
+
+
+def topic_keys(bootstrap: str, topic: str, partitions: int) -> dict[tuple[int, int], int]:
+    """Every record's key (``str(i)`` as produced here) by (partition, offset): cheap, no value decoding."""
+    ends = end_offsets(bootstrap, topic, partitions)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"keys-{uuid.uuid4().hex}",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
+    out: dict[tuple[int, int], int] = {}
+    deadline = time.monotonic() + 120
+    try:
+        while len(out) < sum(ends.values()) and time.monotonic() < deadline:
+            for msg in consumer.consume(10000, 0.5):
+                if msg.error() is None:
+                    out[(present(msg.partition()), present(msg.offset()))] = int(present(msg.key()))
+    finally:
+        consumer.close()
     return out
 
 
-def wait_landed(lake: Path, topic: str, ends: dict[int, int], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    got: dict[int, int] = {}
-    while time.monotonic() < deadline:
-        got = committed_offsets(lake, topic, len(ends))
-        if got == ends:
-            return
-        time.sleep(0.1)  # lists file names only; coarser polling would add its period to bench figures
-    raise TimeoutError(f"lake has {got}, topic ends at {ends}")
+def assert_table_equals_topic(spark: Any, table_uri: str, bootstrap: str, topic: str, partitions: int) -> int:
+    """``spark.read.parquet(table_uri)`` == the topic by (partition, offset): no duplicate, no gap, equal values.
+
+    Read as Arrow (``DataFrame.toArrow``) and checked against the keys of the topic, whose values
+    are :func:`event` of the key: fast enough for hundreds of thousands of rows.
+    """
+    expected = topic_keys(bootstrap, topic, partitions)
+    table = spark.read.parquet(table_uri).select("kafka_partition", "kafka_offset", "partition",
+                                                  *VALUE_FIELDS).toArrow()
+    columns = {name: table.column(name).to_pylist() for name in table.column_names}
+    at = list(zip(columns["kafka_partition"], columns["kafka_offset"], strict=True))
+    assert len(at) == len(set(at)), f"{len(at) - len(set(at))} duplicate rows in the lake"
+    assert set(at) == set(expected), (f"missing {len(set(expected) - set(at))}, unexpected "
+                                      f"{len(set(at) - set(expected))}")
+    assert columns["partition"] == columns["kafka_partition"], "folder partition column and metadata disagree"
+    for row, key in enumerate(at):
+        values = {f: columns[f][row] for f in VALUE_FIELDS}
+        assert values == event(expected[key]), f"{key}: lake {values} != topic {event(expected[key])}"
+    return len(at)
 
 
 def lake_records(spark: Any, lake: Path, topic: str) -> list[tuple[tuple[int, int], dict[str, Any]]]:
     """Rows of the topic in the lake as ((partition, offset), values) -- a list, so duplicates show."""
-    df = spark.read.parquet(str(lake)).where(f"topic = '{topic}'")
+    df = spark.read.parquet(str(lake / topic))  # each topic is a table of its own
     folder = ["partition"] if "partition" in df.columns else []
     rows = df.select("kafka_partition", "kafka_offset", *folder, *VALUE_FIELDS).collect()
     out = []

@@ -5,13 +5,8 @@ The worker and its Spark JVM form one process group; killing the group is a mach
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import random
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -20,60 +15,10 @@ from typing import Any
 import pytest
 
 from tests.connectors.spark_sink import lake_check
+from tests.connectors.spark_sink.lake_worker import FAST_JVM, Worker
 from tests.support.broker import BrokerProcess
 
-#: JVM flags for short-lived test JVMs: C1 only and serial GC start Spark about twice as fast
-FAST_JVM = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 BROKER = {"group.min.session.timeout.ms": "1000", "group.initial.rebalance.delay.ms": "0"}
-
-
-class Worker:
-    """One ``seaway connect standalone`` process running the sink."""
-
-    def __init__(self, tmp: Path, bootstrap: str, connector: dict[str, str], n: int) -> None:
-        folder = tmp / f"worker-{n}"
-        folder.mkdir()
-        worker = folder / "worker.properties"
-        worker.write_text("\n".join([
-            f"bootstrap.servers={bootstrap}",
-            "key.converter=org.apache.kafka.connect.storage.StringConverter",
-            "value.converter=org.apache.kafka.connect.json.JsonConverter",
-            "value.converter.schemas.enable=true",
-            f"offset.storage.file.filename={tmp / 'connect.offsets'}",
-            "offset.flush.interval.ms=1000",
-            "listeners=http://127.0.0.1:0"]) + "\n")
-        (folder / "lake.json").write_text(json.dumps(connector))
-        self.log = folder / "worker.log"
-        self._out = self.log.open("w")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "seaway.cli.main", "connect", "standalone", str(worker), str(folder / "lake.json")],
-            stdout=self._out, stderr=subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def wait_for(self, text: str, timeout: float) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            if text in self.output():
-                return True
-            time.sleep(0.2)
-        return text in self.output()
-
-    def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(30)
-        if not self._out.closed:
-            self._out.close()
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(30)
-        self.kill()
 
 
 def connector(topic: str, lake: Path, **extra: str) -> dict[str, str]:

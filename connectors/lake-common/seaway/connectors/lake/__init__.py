@@ -25,8 +25,8 @@ from seaway.connectors.lake.partitioner import (
     TimeBasedPartitioner,
     check_path_format,
     escape_path_name,
-    hive_topic_dir,
     make_partitioner,
+    topic_folder,
 )
 from seaway.connectors.lake.rotation import FileSet, FolderPart, PartitionBuffer
 from seaway.connectors.lake.store import LakeStore
@@ -54,7 +54,6 @@ __all__ = [
     "data_file_name",
     "define_storage_keys",
     "escape_path_name",
-    "hive_topic_dir",
     "json_text",
     "make_partitioner",
     "metadata_arrays",
@@ -64,5 +63,6 @@ __all__ = [
     "start_offset_file_name",
     "storage_cross_check",
     "storage_settings",
+    "topic_folder",
     "value_columns",
 ]

@@ -15,8 +15,12 @@ file per partitioner folder)::
     3. rename each temp -> final     the files become visible         (S3: upload each object
                                                                        under its final key)
     4. write commit-<next>           the lake now says: offsets < next are here
-    5. delete pending-<next>; keep the last few commit files (batched: a pending record whose
-       set is committed is stale and recovery deletes it unread)
+    5. delete pending-<next>; keep the last few commit files (a pending record whose set is
+       committed is stale and recovery deletes it unread)
+
+Step 5 runs right after step 4 where a delete is cheap (``garbage_batch=1``: the Spark sink,
+on Hadoop file systems), so a lake at rest holds no pending record; the S3 sink batches the
+deletes of :data:`GARBAGE_BATCH` records into one ``DeleteObjects`` request.
 
 On S3 a file's temp and final names are the same: an object becomes visible whole when its
 upload completes, so steps 1 and 3 are one upload after step 2.
@@ -94,10 +98,12 @@ def _offset_of(name: str, prefix: str) -> int | None:
 class CommitLog:
     """The log of one topic partition in one lake."""
 
-    def __init__(self, lake: LakeStore, topic: str, partition: int, commits_dir: str = COMMITS_DIR) -> None:
+    def __init__(self, lake: LakeStore, topic: str, partition: int, commits_dir: str = COMMITS_DIR,
+                 garbage_batch: int = GARBAGE_BATCH) -> None:
         self.lake = lake
         self.topic = topic
         self.partition = partition
+        self.garbage_batch = garbage_batch
         self.folder = f"{commits_dir}/{topic}/{partition}"
         #: the commit offsets in the folder, as listed by :meth:`recover` and kept up to date by
         #: :meth:`commit` (the task is the partition's only writer), so a commit needs no listing
@@ -138,7 +144,7 @@ class CommitLog:
             self._garbage.append(f"{self.folder}/pending-{entry.next:020d}.json")
         self._garbage += [f"{self.folder}/commit-{old:020d}.json" for old in commits[:-KEEP_COMMITS]]
         self._commits = commits[-KEEP_COMMITS:]
-        if len(self._garbage) >= GARBAGE_BATCH:
+        if len(self._garbage) >= self.garbage_batch:
             self.tidy()
 
     def tidy(self) -> None:

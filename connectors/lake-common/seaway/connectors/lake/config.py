@@ -4,11 +4,13 @@ Confluent's storage sinks (HDFS, S3) take the same partitioner and rotation keys
 ``kafka-connect-storage-common``: ``flush.size``, ``rotate.interval.ms``,
 ``rotate.schedule.interval.ms``, ``partitioner.class``, ``partition.field.name``,
 ``path.format``, ``partition.duration.ms``, ``timestamp.extractor``, ``timestamp.field``,
-``timezone``, ``locale`` and ``schema.compatibility``. :func:`define_storage_keys` adds them to
-a sink's :class:`ConfigDef`; the sink chooses the defaults (the S3 sink keeps Confluent's, e.g.
-``timestamp.extractor=Wallclock`` and no ``timezone``; the Spark sink its own, ``Record`` and
-``UTC``). :func:`storage_cross_check` holds the rules that span keys, each error on the key
-it concerns, so ``PUT .../config/validate`` and a 400 name the field.
+``timezone``, ``locale`` and ``schema.compatibility``; and ``retry.backoff.ms`` (how long a task
+waits after a storage failure) where the sink rides storage failures out.
+:func:`define_storage_keys` adds them to a sink's :class:`ConfigDef`; the sink chooses the
+defaults (the S3 sink keeps Confluent's, e.g. ``timestamp.extractor=Wallclock`` and no
+``timezone``; the Spark sink its own, ``Record`` and ``UTC``). :func:`storage_cross_check` holds
+the rules that span keys, each error on the key it concerns, so ``PUT .../config/validate`` and a
+400 name the field.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ __all__ = [
     "PARTITION_DURATION_MS",
     "PARTITION_FIELD_NAME",
     "PATH_FORMAT",
+    "RETRY_BACKOFF_MS",
     "ROTATE_INTERVAL_MS",
     "ROTATE_SCHEDULE_INTERVAL_MS",
     "SCHEMA_COMPATIBILITY",
@@ -63,6 +66,8 @@ TIMEZONE = "timezone"
 LOCALE = "locale"
 SCHEMA_COMPATIBILITY = "schema.compatibility"
 INCLUDE_KAFKA_METADATA = "include.kafka.metadata"
+RETRY_BACKOFF_MS = "retry.backoff.ms"
+DEFAULT_RETRY_BACKOFF_MS = 5000  # Confluent's storage sinks'
 
 #: ``partitioner.class`` values: short names, and Confluent's class names as aliases.
 PARTITIONERS: dict[str, str] = {
@@ -99,9 +104,13 @@ def _check_locale(name: str, value: Any) -> None:
 
 
 def define_storage_keys(config_def: ConfigDef, *, flush_size: Any, timestamp_extractor: str,
-                        timezone: str, locale: str, flush_size_doc: str = "") -> ConfigDef:
-    """Add the shared keys to ``config_def`` with the sink's defaults (``NO_DEFAULT`` makes one required)."""
-    return (
+                        timezone: str, locale: str, flush_size_doc: str = "", retry_backoff: bool = True) -> ConfigDef:
+    """Add the shared keys to ``config_def`` with the sink's defaults (``NO_DEFAULT`` makes one required).
+
+    ``retry_backoff``: whether the sink rides out storage failures (``retry.backoff.ms``); a sink
+    whose storage errors all fail the task leaves the key out (its tasks use the default).
+    """
+    config_def = (
         config_def
         .define(FLUSH_SIZE, ConfigType.INT, flush_size, Range.at_least(1), Importance.HIGH,
                 flush_size_doc or "Records per Kafka partition in one file set before it is committed "
@@ -143,6 +152,13 @@ def define_storage_keys(config_def: ConfigDef, *, flush_size: Any, timestamp_ext
         .define(INCLUDE_KAFKA_METADATA, ConfigType.BOOLEAN, False, None, Importance.MEDIUM,
                 "Add kafka_topic, kafka_partition, kafka_offset, kafka_timestamp and kafka_key columns.")
     )
+    if retry_backoff:
+        config_def.define(RETRY_BACKOFF_MS, ConfigType.LONG, DEFAULT_RETRY_BACKOFF_MS, Range.at_least(0),
+                          Importance.LOW, "How long to wait before writing again after the storage failed (a "
+                          "NameNode or DataNode down, the object store unreachable): closed file sets wait in "
+                          "memory, the task stays RUNNING and asks the runtime to redeliver its records after "
+                          "this long.")
+    return config_def
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +178,7 @@ class StorageConfig:
     locale: str
     schema_compatibility: str
     include_kafka_metadata: bool
+    retry_backoff_ms: int
 
 
 def storage_settings(p: Mapping[str, Any]) -> dict[str, Any]:
@@ -181,6 +198,7 @@ def storage_settings(p: Mapping[str, Any]) -> dict[str, Any]:
         "timestamp_field": p[TIMESTAMP_FIELD], "timezone": p[TIMEZONE] or "UTC", "locale": p[LOCALE] or "en",
         "schema_compatibility": p[SCHEMA_COMPATIBILITY].upper(),
         "include_kafka_metadata": p[INCLUDE_KAFKA_METADATA],
+        "retry_backoff_ms": p.get(RETRY_BACKOFF_MS, DEFAULT_RETRY_BACKOFF_MS),
     }
 
 

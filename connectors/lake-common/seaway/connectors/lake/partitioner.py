@@ -1,16 +1,16 @@
 """Partitioners: which folder under the lake (or ``topics.dir``) a record's row goes to.
 
-Every folder starts with the record's topic folder (``topic_dir``): by default ``topic=<topic>``
-(the Spark sink, so ``spark.read.parquet(lake)`` reads all topics at once and discovers
-``topic``), or the bare topic name as Confluent's S3 sink writes it. Then the partitioner's own
-folders (Confluent's ``encodePartition``), e.g. with the default ``topic_dir``:
+Every folder starts with the record's topic folder (``topic_dir``): by default the topic's name
+(escaped as below), so each topic is a table of its own, as Confluent's HDFS and S3 sinks lay
+them out (``spark.read.parquet(f"{lake}/orders")``). Then the partitioner's own folders
+(Confluent's ``encodePartition``), e.g.:
 
 ==========  =======================================================  ==============================
 partitioner folder (relative to ``lake.path``)                       Spark partition columns
 ==========  =======================================================  ==============================
-default     ``topic=orders/partition=3``                             topic, partition
-field       ``topic=orders/region=eu/tier=gold`` (partition.field.name) topic, region, tier
-time        ``topic=orders/year=2024/month=01/day=31/hour=23`` (path.format) topic, year, month, ...
+default     ``orders/partition=3``                                   partition
+field       ``orders/region=eu/tier=gold`` (partition.field.name)    region, tier
+time        ``orders/year=2024/month=01/day=31/hour=23`` (path.format) year, month, ...
 ==========  =======================================================  ==============================
 
 Values are escaped as Hive does (``%XX`` for ``/ = % : ?`` ... and control characters), which
@@ -44,8 +44,8 @@ __all__ = [
     "TimeBasedPartitioner",
     "check_path_format",
     "escape_path_name",
-    "hive_topic_dir",
     "make_partitioner",
+    "topic_folder",
 ]
 
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -59,9 +59,9 @@ def escape_path_name(value: str) -> str:
     return "".join(f"%{ord(c):02X}" if c in _HIVE_ESCAPE or c < " " else c for c in value)
 
 
-def hive_topic_dir(topic: str) -> str:
-    """``topic=<escaped topic>``: the topic as a Hive partition column (the Spark sink's layout)."""
-    return "topic=" + escape_path_name(topic)
+def topic_folder(topic: str) -> str:
+    """The topic's own folder (its name, escaped): one table per topic."""
+    return escape_path_name(topic)
 
 
 def _format_value(value: Any) -> str:
@@ -97,7 +97,7 @@ class Partitioner(abc.ABC):
     ``topic_dir`` names the first folder from the record's topic (after SMTs).
     """
 
-    def __init__(self, topic_dir: Callable[[str], str] = hive_topic_dir) -> None:
+    def __init__(self, topic_dir: Callable[[str], str] = topic_folder) -> None:
         self.topic_folder = topic_dir
 
     @abc.abstractmethod
@@ -119,7 +119,7 @@ class Partitioner(abc.ABC):
 
 
 class DefaultPartitioner(Partitioner):
-    """``topic=<topic>/partition=<kafka partition>``."""
+    """``<topic>/partition=<kafka partition>``."""
 
     def partition_folder(self, topic: str, partition: int) -> str | None:
         return f"{self.topic_folder(topic)}/partition={partition}"
@@ -137,9 +137,9 @@ class DefaultPartitioner(Partitioner):
 
 
 class FieldPartitioner(Partitioner):
-    """``topic=<topic>/<f1>=<v1>/<f2>=<v2>`` from value fields (dotted paths; the folder uses the last name)."""
+    """``<topic>/<f1>=<v1>/<f2>=<v2>`` from value fields (dotted paths; the folder uses the last name)."""
 
-    def __init__(self, fields: Sequence[str], topic_dir: Callable[[str], str] = hive_topic_dir) -> None:
+    def __init__(self, fields: Sequence[str], topic_dir: Callable[[str], str] = topic_folder) -> None:
         super().__init__(topic_dir)
         self.paths = [tuple(f.split(".")) for f in fields]
 
@@ -239,11 +239,11 @@ def _to_millis(value: Any, field_name: str) -> int:
 
 
 class TimeBasedPartitioner(Partitioner):
-    """``topic=<topic>/<path.format of floor(time, partition.duration.ms) in timezone>``."""
+    """``<topic>/<path.format of floor(time, partition.duration.ms) in timezone>``."""
 
     def __init__(self, path_format: str, duration_ms: int, extractor: str = "record",
                  timestamp_field: str = "timestamp", timezone: str = "UTC", locale: str = "en",
-                 topic_dir: Callable[[str], str] = hive_topic_dir) -> None:
+                 topic_dir: Callable[[str], str] = topic_folder) -> None:
         super().__init__(topic_dir)
         try:
             self._format = compile_path_format(path_format, locale)
@@ -289,7 +289,7 @@ class TimeBasedPartitioner(Partitioner):
         return f"{self.topic_folder(record.topic)}/{self.folder_for_time(ts)}"
 
 
-def make_partitioner(config: StorageConfig, topic_dir: Callable[[str], str] = hive_topic_dir) -> Partitioner:
+def make_partitioner(config: StorageConfig, topic_dir: Callable[[str], str] = topic_folder) -> Partitioner:
     """The partitioner ``partitioner.class`` names."""
     if config.partitioner == "field":
         return FieldPartitioner(config.partition_fields, topic_dir)

@@ -19,8 +19,21 @@ everything queued. ``close`` and ``stop`` write and wait for everything queued, 
 write fails the task at its next ``put``/``pre_commit`` (the lake is unchanged beyond its last
 commit, so a restart resumes exactly).
 
+**Storage outages** (a NameNode or DataNode down, an object store unreachable: what
+:meth:`LakeSinkTask.retriable` accepts) do not fail the task. The sets of the failed write go
+back to the head of the queue, in memory, and their partitions are marked *unsettled*: the write
+may have stopped anywhere in the commit protocol. From then on ``put`` refuses records with a
+``RetriableError`` that says what failed and what waits (the runtime logs it, keeps the task
+RUNNING, pauses consumption and redelivers the same batch ``retry.backoff.ms`` later); every
+``retry.backoff.ms`` the writer thread tries again: it first recovers each unsettled partition
+from its commit log (the same :meth:`CommitLog.recover` as on assignment: a half-published set
+is rolled forward or back), drops the sets the lake now holds, and writes the rest. Nothing is
+re-consumed, so the consumer never has to be rewound. A partition whose recovery fails at
+assignment (``open``) waits the same way, and its records below the lake's offset are dropped
+when they come.
+
 A sink subclasses :class:`LakeSinkTask` with ``parse_config`` and ``writer`` (and may override
-``make_partitioner``, ``filter_records`` and ``release``).
+``make_partitioner``, ``filter_records``, ``retriable``, ``describe_failure``, ``lake_name`` and ``release``).
 """
 
 from __future__ import annotations
@@ -33,9 +46,19 @@ import threading
 import time
 from collections.abc import Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from seaway.connect.api import OffsetAndMetadata, Schema, SinkRecord, SinkRecordBatch, SinkTask, TopicPartition
+from seaway.connect.api import (
+    ConnectError,
+    OffsetAndMetadata,
+    RetriableError,
+    Schema,
+    SinkRecord,
+    SinkRecordBatch,
+    SinkTask,
+    TopicPartition,
+)
 from seaway.connectors.lake.commit_log import CommitEntry, CommitLog
 from seaway.connectors.lake.config import StorageConfig
 from seaway.connectors.lake.partitioner import Partitioner, make_partitioner
@@ -57,6 +80,15 @@ class SetWriter(Protocol):
         """Write, make visible and commit ``sets`` (in order per partition); the commits made."""
 
 
+@dataclass(slots=True)
+class _LoopResult:
+    """What one run of the writer loop did: sets committed, partitions recovered, a retriable failure."""
+
+    entries: list[CommitEntry] = field(default_factory=list)
+    recovered: dict[TopicPartition, int | None] = field(default_factory=dict)
+    failure: BaseException | None = None
+
+
 class LakeSinkTask(SinkTask):
     """The lake sinks' task: buffers per Kafka partition, a writer thread, offsets from the lake."""
 
@@ -72,11 +104,18 @@ class LakeSinkTask(SinkTask):
         self.partitioner: Partitioner | None = None
         self.buffers: dict[TopicPartition, PartitionBuffer] = {}
         self._executor: ThreadPoolExecutor | None = None
-        self._running: Future[list[CommitEntry]] | None = None  # the write loop in progress
-        self._queue_lock = threading.Lock()  # guards the three fields below
+        self._running: Future[_LoopResult] | None = None  # the write loop in progress
+        self._queue_lock = threading.Lock()  # guards the five fields below
         self._queued: list[FileSet] = []  # closed sets waiting for the write loop
         self._queued_records = 0
+        self._writing: list[FileSet] = []  # the sets of the write in progress
         self._loop_active = False  # the write loop will take what is queued before it ends
+        #: partitions whose lake state must be recovered before their next write (a write failed in
+        #: the middle of the commit protocol, or recovery failed at assignment)
+        self._unsettled: set[TopicPartition] = set()
+        self._failure: BaseException | None = None  # the storage failure being retried (task thread)
+        self._retry_at = 0.0
+        self._attempts = 0
 
     # -- what a sink provides ---------------------------------------------------------------------
     @abc.abstractmethod
@@ -89,7 +128,7 @@ class LakeSinkTask(SinkTask):
         """The sink's writer (may be built lazily, e.g. once a SparkSession is up)."""
 
     def make_partitioner(self, config: StorageConfig) -> Partitioner:
-        """The partitioner ``partitioner.class`` names (folders start with ``topic=<topic>``)."""
+        """The partitioner ``partitioner.class`` names (folders start with the topic's folder)."""
         return make_partitioner(config)
 
     def filter_records(self, records: Sequence[SinkRecord]) -> Sequence[SinkRecord]:
@@ -98,6 +137,21 @@ class LakeSinkTask(SinkTask):
 
     def release(self) -> None:
         """Let go of shared resources at the end of ``stop`` (after everything is written)."""
+
+    def retriable(self, error: BaseException) -> bool:
+        """Whether a failed write or recovery is a storage outage to ride out (else the task fails).
+
+        I/O errors by default; a sink adds its storage client's (e.g. Java's ``IOException``).
+        """
+        return isinstance(error, (OSError, RetriableError))
+
+    def describe_failure(self, error: BaseException) -> str:
+        """One line naming what failed, for the retry message."""
+        return f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+
+    def lake_name(self) -> str:
+        """Where the sink writes, for messages (the sink's root URI or bucket)."""
+        return "the lake"
 
     # -- the task ---------------------------------------------------------------------------------
     def start(self, props: Mapping[str, str]) -> None:
@@ -109,13 +163,26 @@ class LakeSinkTask(SinkTask):
         """Recover each partition from the lake and seek the consumer to the lake's offset."""
         assert self.storage is not None and self.partitioner is not None, "start() first"
         for tp in partitions:
-            committed = self.writer.commit_log(tp.topic, tp.partition).recover()
+            try:
+                committed = self.writer.commit_log(tp.topic, tp.partition).recover()
+            except Exception as e:
+                if not self.retriable(e):
+                    raise
+                # recovered by the writer thread once the storage answers; put refuses records until then
+                self.buffers[tp] = PartitionBuffer(tp, self.storage, self.partitioner, None)
+                with self._queue_lock:
+                    self._unsettled.add(tp)
+                self._failed(e)
+                continue
             self.buffers[tp] = PartitionBuffer(tp, self.storage, self.partitioner, committed)
             if committed is not None:
                 self.context.offset(tp, committed)
             log.info("%s: lake offset %s", tp, committed)
 
     def put(self, records: Sequence[SinkRecord]) -> None:
+        self._pump(wait=False)
+        if self._failure is not None:
+            self._refuse()
         now_ms = int(time.time() * 1000)
         closed: list[FileSet] = []
         for buffer in self.buffers.values():
@@ -167,49 +234,139 @@ class LakeSinkTask(SinkTask):
             start = end
         return closed
 
-    def _pump(self, wait: bool) -> None:
-        """Collect the write loop if it is done (or ``wait`` for it), then start one for queued sets."""
+    def _pump(self, wait: bool, retry: bool = True) -> None:
+        """Collect the write loop if it is done (or ``wait`` for it), then start one for queued sets.
+
+        After a storage failure a new loop starts only once ``retry.backoff.ms`` has passed (and
+        not at all with ``retry=False``); it settles the unsettled partitions before writing.
+        """
         if self._running is not None and (wait or self._running.done()):
             self._collect()
         with self._queue_lock:
-            if self._loop_active or not self._queued:
+            if self._loop_active or not (self._queued or self._unsettled):
                 return  # the running loop takes the queue when its write is done
+            if self._failure is not None and (not retry or time.monotonic() < self._retry_at):
+                return
             sets, self._queued, self._queued_records = self._queued, [], 0
-            self._loop_active = True
+            self._loop_active, self._writing = True, sets
         if self._running is not None:  # a loop that has just found the queue empty is returning
             self._collect()
         assert self._executor is not None
         self._running = self._executor.submit(self._write_loop, sets)
 
     def _collect(self) -> None:
-        """Wait for the write loop and record what it committed (a failed write raises here)."""
+        """Wait for the write loop and record what it did (a failure that is not retriable raises here)."""
         assert self._running is not None
         running, self._running = self._running, None
-        for entry in running.result():
+        result = running.result()
+        for tp, committed in result.recovered.items():
+            buffer = self.buffers.get(tp)
+            if buffer is not None:
+                buffer.committed = committed
+                log.info("%s: lake offset %s (recovered after a storage failure)", tp, committed)
+        for entry in result.entries:
             buffer = self.buffers.get(TopicPartition(entry.topic, entry.partition))
             if buffer is not None:
                 buffer.committed = entry.next
+        if result.failure is not None:
+            self._failed(result.failure)
+        elif self._failure is not None and not self._unsettled:
+            log.info("Writing to %s works again after %d failed attempts", self.lake_name(), self._attempts)
+            self._failure, self._attempts = None, 0
 
-    def _write_loop(self, sets: list[FileSet]) -> list[CommitEntry]:
-        """Writer thread: write ``sets``, then whatever was queued meanwhile, until the queue is empty."""
-        entries: list[CommitEntry] = []
+    def _failed(self, error: BaseException) -> None:
+        """Record a storage failure (task thread): retried after ``retry.backoff.ms``."""
+        assert self.storage is not None
+        self._failure = error
+        self._attempts += 1
+        self._retry_at = time.monotonic() + self.storage.retry_backoff_ms / 1000
+        log.warning("%s (attempt %d)", self._failure_message(), self._attempts)
+        log.debug("The storage failure in full", exc_info=error)
+
+    def _failure_message(self) -> str:
+        assert self.storage is not None and self._failure is not None
+        with self._queue_lock:
+            sets = len(self._queued) + len(self._writing)
+            records = self._queued_records + sum(len(s) for s in self._writing)
+        return (f"Could not write to {self.lake_name()}: {self.describe_failure(self._failure)}. "
+                f"{sets} closed file sets ({records} records) wait in memory; retrying every "
+                f"{self.storage.retry_backoff_ms} ms (retry.backoff.ms), from where the lake's commit log ends")
+
+    def _refuse(self) -> None:
+        """``put`` while the storage is failing: ask the runtime to hand these records again later."""
+        assert self.storage is not None
+        self.context.timeout(self.storage.retry_backoff_ms)
+        raise RetriableError(self._failure_message())
+
+    def _write_loop(self, sets: list[FileSet]) -> _LoopResult:
+        """Writer thread: settle, write ``sets``, then whatever was queued meanwhile, until the queue is empty.
+
+        A retriable failure puts the sets not known to be written back at the head of the queue and
+        marks their partitions unsettled (the result carries the failure); any other one raises.
+        """
+        result = _LoopResult()
         try:
-            while sets:
-                entries += self.writer.write(sets)
+            while True:
+                with self._queue_lock:
+                    unsettled = sorted(self._unsettled, key=lambda tp: (tp.topic, tp.partition))
+                if unsettled:
+                    sets = self._settle(sets, unsettled, result.recovered)
+                if sets:
+                    result.entries += self.writer.write(sets)
                 with self._queue_lock:
                     sets, self._queued, self._queued_records = self._queued, [], 0
-                    if not sets:
+                    self._writing = sets
+                    if not sets and not self._unsettled:
                         self._loop_active = False
-        except BaseException:
+                        return result
+        except BaseException as e:
+            retriable = isinstance(e, Exception) and self.retriable(e)
             with self._queue_lock:
-                self._loop_active = False
-            raise
-        return entries
+                self._loop_active, self._writing = False, []
+                if retriable:
+                    self._queued = sets + self._queued
+                    self._queued_records = sum(len(s) for s in self._queued)
+                    self._unsettled.update(s.tp for s in sets)
+            if not retriable:
+                raise
+            result.failure = e
+            return result
 
-    def _drain(self) -> None:
-        """Write and commit everything closed so far (the running write, then the queue)."""
-        self._pump(wait=True)
-        self._pump(wait=True)
+    def _settle(self, sets: list[FileSet], unsettled: list[TopicPartition],
+                recovered: dict[TopicPartition, int | None]) -> list[FileSet]:
+        """Recover each unsettled partition from its commit log; the sets the lake does not hold yet.
+
+        Recovery finishes or undoes a half-published set, so the lake's offset of each partition is
+        the start of one of its sets in memory (or past them all); anything else means another
+        writer changed the lake, and the task fails rather than guess.
+        """
+        settled: dict[TopicPartition, int | None] = {}
+        for tp in unsettled:
+            settled[tp] = self.writer.commit_log(tp.topic, tp.partition).recover()
+            with self._queue_lock:
+                self._unsettled.discard(tp)
+        recovered.update(settled)
+        kept: list[FileSet] = []
+        checked: set[TopicPartition] = set()
+        for s in sets:
+            committed = settled.get(s.tp)
+            if committed is not None and s.end < committed:
+                continue  # the failed write landed it after all
+            if committed is not None and s.tp not in checked and s.start != committed:
+                raise ConnectError(f"{s.tp}: after a storage failure the lake's commit log ends at offset "
+                                   f"{committed}, but the next file set in memory starts at {s.start}; another "
+                                   "writer changed this partition's files. Restart the task to resume from the lake")
+            checked.add(s.tp)
+            kept.append(s)
+        return kept
+
+    def _drain(self, retry: bool = True) -> None:
+        """Write and commit everything closed so far (the running write, then the queue).
+
+        ``retry=False``: while the storage is failing, only wait for the running write.
+        """
+        self._pump(wait=True, retry=retry)
+        self._pump(wait=True, retry=retry)
 
     def pre_commit(self, current_offsets: Mapping[TopicPartition, OffsetAndMetadata]
                    ) -> dict[TopicPartition, OffsetAndMetadata]:
@@ -218,7 +375,12 @@ class LakeSinkTask(SinkTask):
         return {tp: OffsetAndMetadata(b.committed) for tp, b in self.buffers.items() if b.committed is not None}
 
     def close(self, partitions: Collection[TopicPartition]) -> None:
-        self._drain()
+        self._drain(retry=self._failure is None)
+        closing = set(partitions)
+        with self._queue_lock:  # what a storage failure left of them: the next owner replays it from the lake
+            self._queued = [s for s in self._queued if s.tp not in closing]
+            self._queued_records = sum(len(s) for s in self._queued)
+            self._unsettled -= closing
         for tp in partitions:
             buffer = self.buffers.pop(tp, None)
             if buffer is not None:
@@ -234,7 +396,10 @@ class LakeSinkTask(SinkTask):
 
     def stop(self) -> None:
         try:
-            self._drain()
+            self._drain(retry=self._failure is None)
+            if self._failure is not None:
+                log.warning("Stopping with %s; the next owner of these partitions resumes from the lake",
+                            self._failure_message())
             for tp in self.buffers:
                 self._tidy(tp)
         finally:

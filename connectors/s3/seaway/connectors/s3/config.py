@@ -174,7 +174,8 @@ CONFIG_DEF = (
 )
 define_storage_keys(CONFIG_DEF, flush_size=NO_DEFAULT, timestamp_extractor="Wallclock", timezone="", locale="",
                     flush_size_doc="Records per Kafka partition in one file set (one object per partition "
-                    "folder); deterministic, so a replay writes the same keys.")
+                    "folder); deterministic, so a replay writes the same keys.",
+                    retry_backoff=False)  # boto3 retries each request (s3.part.retries); what outlasts that fails
 
 
 @dataclass(frozen=True, slots=True)

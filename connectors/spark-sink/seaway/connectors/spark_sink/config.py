@@ -42,7 +42,9 @@ __all__ = [
     "CONFIG_DEF",
     "FAULT_EXIT_AFTER_RENAME",
     "PARTITIONERS",
+    "WRITERS",
     "SparkSinkConfig",
+    "lake_path_problem",
     "validate_config",
 ]
 
@@ -57,13 +59,70 @@ FAULT_EXIT_AFTER_RENAME = "seaway.test.fault.exit.after.rename"
 
 #: ``parquet.codec`` value -> Spark's ``compression`` option.
 CODECS: dict[str, str] = {"snappy": "snappy", "zstd": "zstd", "gzip": "gzip", "none": "none"}
-_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:/")
+#: ``parquet.writer``: spark (the default: a Spark job on any file system), pyarrow (a file:// lake
+#: only), auto (pyarrow on a file:// lake, Spark elsewhere: the default before Spark wrote everywhere)
+WRITERS = ("spark", "pyarrow", "auto")
+_SCHEME = re.compile(r"^(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*):(?P<rest>.*)$", re.DOTALL)
+#: file systems whose URI names a bucket, container or account as its authority (s3a://bucket/lake)
+_NEEDS_AUTHORITY = frozenset({"s3a", "s3", "s3n", "gs", "abfs", "abfss", "wasb", "wasbs", "oss", "cosn", "obs"})
+_EXAMPLES = "such as file:///data/lake, hdfs://namenode:8020/lake or s3a://bucket/lake"
+
+
+def lake_path_problem(value: str) -> str | None:
+    """Why ``value`` is not a usable ``lake.path`` (``None`` when it is).
+
+    The mistakes it names are the ones a hand-written .properties file makes: Java's format has no
+    comment after a value, so ``lake.path=file:///lake   # note`` means a folder named ``lake   # note``.
+    """
+    if "#" in value:
+        return ("contains '#': a .properties file has no comments after a value (only lines that start "
+                "with # or !), so the text after the path became part of it; put the comment on its own line")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        return "contains a control character"
+    if "?" in value:
+        return "contains '?': a Hadoop path has no query part"
+    m = _SCHEME.match(value)
+    if value.startswith("/"):
+        scheme, authority, path = "file", "", value
+    elif m is None:
+        return f"must be an absolute path or a Hadoop FileSystem URI {_EXAMPLES}"
+    else:
+        scheme, rest = m["scheme"].lower(), m["rest"]
+        authority, path = ("", rest) if not rest.startswith("//") else (rest[2:].partition("/")[0],
+                                                                       "/" + rest[2:].partition("/")[2])
+        if not path.startswith("/"):
+            return f"the path after '{m['scheme']}:' must be absolute, {_EXAMPLES}"
+    if scheme == "file" and authority not in ("", "localhost"):
+        return f"a file: URI names no host ({authority!r}): file:///data/lake"
+    if scheme in _NEEDS_AUTHORITY and not authority:
+        return f"a {scheme}:// URI names its bucket: {scheme}://bucket/lake"
+    port = authority.rpartition(":")[2] if ":" in authority else ""
+    if port and not port.isdigit():
+        return f"the port in {authority!r} is not a number"
+    if any(part in (".", "..") for part in path.split("/")):
+        return "must not contain '.' or '..' folders"
+    return None
 
 
 def _check_lake_path(name: str, value: Any) -> None:
-    if not isinstance(value, str) or not (_URI.match(value) or value.startswith("/")):
-        raise ConfigError.invalid(name, value, "must be an absolute path or a Hadoop FileSystem URI "
-                                  "such as file:///data/lake or hdfs://namenode:8020/lake")
+    problem = lake_path_problem(value) if isinstance(value, str) else f"must be a string {_EXAMPLES}"
+    if problem:
+        raise ConfigError.invalid(name, value, problem)
+
+
+def _is_file_lake(lake: str) -> bool:
+    return lake.startswith("/") or lake.lower().startswith("file:")
+
+
+def spark_cross_check(parsed: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The Spark sink's own rules across keys (the shared storage ones are checked too)."""
+    errors = storage_cross_check(parsed)
+    writer, lake = str(parsed.get(PARQUET_WRITER) or "").lower(), parsed.get(LAKE_PATH)
+    if writer == "pyarrow" and isinstance(lake, str) and not _is_file_lake(lake):
+        errors.append((PARQUET_WRITER, f"parquet.writer=pyarrow writes local files only, and lake.path {lake} is "
+                                       "not a file:// lake; leave parquet.writer unset (Spark writes to any "
+                                       "Hadoop file system)"))
+    return errors
 
 
 CONFIG_DEF = ConfigDef().define(
@@ -80,10 +139,12 @@ define_storage_keys(CONFIG_DEF, flush_size=10000, timestamp_extractor="Record", 
          "that stops last applies. -1 keeps it until the worker exits.")
  .define(PARQUET_CODEC, ConfigType.STRING, "snappy", CaseInsensitiveValidString.in_(*CODECS),
          Importance.MEDIUM, "Parquet compression codec.")
- .define(PARQUET_WRITER, ConfigType.STRING, "auto", CaseInsensitiveValidString.in_("auto", "spark"),
-         Importance.LOW, "Who encodes the Parquet files: auto (pyarrow writes them straight into the temp "
-         "folder of a file:// lake, a Spark job on any other file system) or spark (always a Spark job, e.g. "
-         "for spark.conf.spark.sql.parquet.* settings). Commits go through Hadoop's FileSystem either way.")
+ .define(PARQUET_WRITER, ConfigType.STRING, "spark", CaseInsensitiveValidString.in_(*WRITERS),
+         Importance.LOW, "Who encodes the Parquet files: spark (a Spark job per write on the session's master, "
+         "on any file system, so spark.sql.parquet.* settings, Spark's committers and its cluster apply), "
+         "pyarrow (pyarrow writes each file into the temp folder of a file:// lake, in the worker: faster on one "
+         "machine, file:// only) or auto (pyarrow on a file:// lake, Spark elsewhere). Commits go through "
+         "Hadoop's FileSystem either way.")
  .define(FAULT_EXIT_AFTER_RENAME, ConfigType.BOOLEAN, False, None, Importance.LOW,
          "TEST ONLY: kill the worker process (os._exit) right after a file is made visible, before "
          "its offsets are committed, to prove recovery. Never set this in production."))
@@ -97,7 +158,7 @@ class SparkSinkConfig(StorageConfig):
     spark_master: str
     spark_conf: Mapping[str, str]
     parquet_codec: str
-    parquet_writer: str = "auto"
+    parquet_writer: str = "spark"
     fault_exit_after_rename: bool = False
     extra: Mapping[str, str] = field(default_factory=dict)
     spark_session_idle_timeout_ms: int = 60_000
@@ -106,7 +167,7 @@ class SparkSinkConfig(StorageConfig):
     def from_props(cls, props: Mapping[str, str]) -> SparkSinkConfig:
         """Parse and cross-check; :class:`ConfigError` names the first bad key."""
         p = CONFIG_DEF.parse(props)
-        errors = storage_cross_check(p)
+        errors = spark_cross_check(p)
         if errors:
             name, message = errors[0]
             raise ConfigError(message, name=name, value=props.get(name))
@@ -136,6 +197,6 @@ def validate_config(props: Mapping[str, str]) -> Config:
     values = CONFIG_DEF.validate(props)
     by_name: dict[str, ConfigValue] = {v.name: v for v in values}
     if all(not v.errors for v in values):
-        for name, message in storage_cross_check({v.name: v.value for v in values}):
+        for name, message in spark_cross_check({v.name: v.value for v in values}):
             by_name[name].add_error_message(message)
     return Config(values)

@@ -25,6 +25,7 @@ import os
 import shutil
 import tempfile
 import threading
+import uuid
 from collections.abc import Mapping
 from concurrent.futures import Future
 from pathlib import Path
@@ -92,7 +93,7 @@ def shared_session(master: str = "local[*]", conf: Mapping[str, str] | None = No
     return _get_or_build(master, conf, pin=True)
 
 
-def _get_or_build(master: str, conf: Mapping[str, str] | None, *, pin: bool) -> Any:
+def _get_or_build(master: str, conf: Mapping[str, str] | None, *, pin: bool, warm_up_in: str | None = None) -> Any:
     """The session (built if none runs); ``pin``: an application's, never stopped when idle."""
     global _session, _owned
     conf = dict(conf or {})
@@ -110,7 +111,7 @@ def _get_or_build(master: str, conf: Mapping[str, str] | None, *, pin: bool) -> 
             _owned = not pin
             log.info("Started SparkSession (master %s)", active.sparkContext.master)
             _warmed.clear()
-            threading.Thread(target=_warm_up, args=(active,), name="spark-warm-up", daemon=True).start()
+            threading.Thread(target=_warm_up, args=(active, warm_up_in), name="spark-warm-up", daemon=True).start()
         else:
             log.info("Using the running SparkSession (master %s)", active.sparkContext.master)
             _owned = False
@@ -133,10 +134,12 @@ def start_session_async(master: str, conf: Mapping[str, str]) -> Future[Any]:
     return _in_thread(lambda: shared_session(master, conf))
 
 
-def acquire_session_async(master: str, conf: Mapping[str, str]) -> Future[Any]:
+def acquire_session_async(master: str, conf: Mapping[str, str], warm_up_in: str | None = None) -> Future[Any]:
     """Hold the process's session (built on a daemon thread if none runs); the future holds it.
 
-    Every call needs one :func:`release_session` (a task: ``start`` / ``stop``).
+    Every call needs one :func:`release_session` (a task: ``start`` / ``stop``). ``warm_up_in``: a
+    folder URI the warm-up jobs of a new session write into (the task's lake, so that on a cluster
+    the executors write where they can: a folder on the worker's own disk may not exist for them).
     """
     global _holders, _idle_stop
     with _state:
@@ -144,7 +147,7 @@ def acquire_session_async(master: str, conf: Mapping[str, str]) -> Future[Any]:
         if _idle_stop is not None:
             _idle_stop.cancel()
             _idle_stop = None
-    return _in_thread(lambda: _get_or_build(master, conf, pin=False))
+    return _in_thread(lambda: _get_or_build(master, conf, pin=False, warm_up_in=warm_up_in))
 
 
 def release_session(idle_timeout_ms: int) -> None:
@@ -243,35 +246,49 @@ def _in_thread(build: Any) -> Future[Any]:
     return future
 
 
-def _warm_up(spark: Any) -> None:
+def _warm_up(spark: Any, folder_uri: str | None = None) -> None:
     """Run the sink's own write path (:func:`~.writer.spark_write`) a few times on made-up rows.
 
     A fresh JVM interprets the Arrow -> row -> Parquet code and compiles it as it gets hot:
     the first real writes then cost seconds of JIT compilation each (measured: a 25,000-row
     write took ~9 s in a fresh JVM, ~0.6 s warm). Doing it here, in the background while the
-    consumer joins its group, moves that cost off the first file sets.
+    consumer joins its group, moves that cost off the first file sets; on a cluster it also
+    starts the executors. The jobs write into ``<folder_uri>/_warmup-<uuid>`` (a temp folder
+    of the worker's disk when none is given), deleted afterwards.
     """
     from seaway.connectors.spark_sink.writer import spark_write
 
-    folder = tempfile.mkdtemp(prefix="seaway-spark-warmup-")
+    local = tempfile.mkdtemp(prefix="seaway-spark-warmup-") if folder_uri is None else None
+    root = Path(local).as_uri() if local is not None else f"{folder_uri}/_warmup-{uuid.uuid4().hex}"
     try:
         table = _warm_up_table(WARM_UP_ROWS)
-        for i in range(WARM_UP_ROUNDS):
-            spark_write(spark, table, f"{Path(folder).as_uri()}/{i}", "snappy")
+        half = WARM_UP_ROWS // 2
+        for i in range(WARM_UP_ROUNDS):  # two output files per job, as a real write has several
+            spark_write(spark, [table.slice(0, half), table.slice(half)], f"{root}/{i}", "snappy", "warm-up")
     except Exception as e:
         log.warning("Spark warm-up job failed: %s", e)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if local is not None:
+            shutil.rmtree(local, ignore_errors=True)
+        else:
+            _delete_folder(spark, root)
         _warmed.set()
 
 
+def _delete_folder(spark: Any, uri: str) -> None:
+    try:
+        path = spark._jvm.org.apache.hadoop.fs.Path(uri)
+        path.getFileSystem(spark._jsc.hadoopConfiguration()).delete(path, True)
+    except Exception as e:
+        log.warning("Could not delete the warm-up folder %s: %s", uri, e)
+
+
 def _warm_up_table(rows: int) -> Any:
-    """Rows with the column types records usually have (and two output files, as a real write)."""
+    """Rows with the column types records usually have."""
     import datetime
     import decimal
 
     import pyarrow as pa
-    from seaway.connectors.spark_sink.writer import FILE_COLUMN
 
     ids = list(range(rows))
     text = [f"{i:08d}" + "x" * (i % 100) for i in ids]
@@ -290,7 +307,6 @@ def _warm_up_table(rows: int) -> Any:
         "attrs": pa.array([[("k", t)] for t in text], pa.map_(pa.string(), pa.string())),
         "inner": pa.array([{"a": i, "b": t} for i, t in zip(ids, text, strict=True)],
                           pa.struct([("a", pa.int64()), ("b", pa.string())])),
-        FILE_COLUMN: pa.array([i * 2 // rows for i in ids], pa.int32()),
     })
 
 

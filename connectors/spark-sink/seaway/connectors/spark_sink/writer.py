@@ -1,74 +1,92 @@
-"""Closed file sets to visible, committed Parquet files: Arrow table -> Parquet -> temp -> visible -> committed.
+"""Closed file sets to visible, committed Parquet files: Arrow -> a Spark job -> temp -> visible -> committed.
 
-On a ``file://`` lake (``parquet.writer=auto``, the default) pyarrow writes each file straight into
-the set's temp folder: the same Arrow table, encoded by Arrow's C++ Parquet writer in the writer
-thread (the GIL is released), without a Spark job. A Spark job re-reads the Arrow batches in the
-JVM, turns them into rows and encodes them with parquet-mr: on the 2-core development machine
-that was ~0.9 s of JVM CPU per 150,000 rows against ~0.03 s for pyarrow, plus the JIT work each
-new query plan costs, all competing with the task threads for the same cores. On any other file
-system (``hdfs://``, ``s3a://``), or with ``parquet.writer=spark``, files are written by Spark:
+Spark writes the files (``parquet.writer`` unset, or ``spark``), on every file system, so Spark's
+Parquet settings (``spark.sql.parquet.*``), its output committers and its cluster apply: with
+``spark.master=spark://...`` (or YARN, Kubernetes) the Parquet encoding runs on the cluster's
+executors. The sets handed to one :meth:`LakeWriter.write` (everything the task queued while the
+previous write ran) whose columns agree are written by **one** Spark job, however many files they
+make: a job costs ~0.3-0.5 s of driver and JIT work however small.
 
-Sets handed to one :meth:`LakeWriter.write` (everything the task queued while the previous
-write ran) whose columns agree are written by **one** Spark job (a job costs ~0.3-0.5 s of
-driver and JIT work however small): their Arrow tables are concatenated with a ``__seaway_file``
-column numbering the output files, and ``df.coalesce(1).write.partitionBy("__seaway_file")``
-writes exactly one part file per output file into a staging folder. Each part file is then
-renamed to the set's temp folder and, per set, the commit protocol of
-:mod:`~seaway.connectors.lake.commit_log` makes them visible and commits the offsets.
+How one job makes exactly one Parquet file per output file, without a shuffle or a sort: each
+output file (a set's rows in one partitioner folder) becomes one Arrow record batch, and
+``spark.createDataFrame(arrow_table)`` makes one Spark partition of each batch (with
+``spark.sql.execution.arrow.localRelationThreshold=0`` the batches travel to the executors as
+Arrow bytes; ``spark.sql.execution.arrow.maxRecordsPerBatch`` is raised, if needed, so no batch
+is cut). Each task writes its partition as ``part-<partition number>-...parquet`` into a staging
+folder (in the temp folder of the first set's Kafka partition), so the part number names the output
+file. The part files are the sets' temp files: per set, the commit protocol of
+:mod:`~seaway.connectors.lake.commit_log` renames them to their final names (one rename each: on
+object stores, where a rename is a copy, one copy) and commits the offsets; then the staging folder
+goes. A crash before that leaves the staging folder to the recovery of its Kafka partition, which
+empties that partition's temp folder; a pending set of another partition whose part file it held
+is then rolled back and replayed (never adopted half).
+
+``parquet.writer=pyarrow`` (a ``file://`` lake only) instead has pyarrow encode each file straight
+into the temp folder in the worker's writer thread (the GIL released): no JVM work at all, which
+on one small machine lands more records per second; ``auto`` picks it for ``file://`` lakes.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
+import threading
 import time
 import urllib.parse
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from seaway.connect.api import ConnectError
 from seaway.connectors.lake.commit_log import CommitEntry, CommitLog, FileMove
 from seaway.connectors.lake.naming import data_file_name
-from seaway.connectors.lake.rotation import FileSet
+from seaway.connectors.lake.rotation import FileSet, FolderPart
 from seaway.connectors.spark_sink.config import SparkSinkConfig
-from seaway.connectors.spark_sink.lake import TMP_DIR, LakeFileSystem
+from seaway.connectors.spark_sink.lake import LakeFileSystem
 
-__all__ = ["FAULT_EXIT_CODE", "FILE_COLUMN", "LakeWriter", "arrow_table", "spark_write"]
+__all__ = ["FAULT_EXIT_CODE", "JOB_DESCRIPTION", "LakeWriter", "spark_write"]
 
 log = logging.getLogger(__name__)
-FILE_COLUMN = "__seaway_file"
 FAULT_EXIT_CODE = 77
+#: the description of the sink's write jobs (Spark UI, event log), followed by what they write
+JOB_DESCRIPTION = "seaway spark sink:"
+MAX_RECORDS_PER_BATCH = "spark.sql.execution.arrow.maxRecordsPerBatch"
+_PART = re.compile(r"^part-(\d+)-.+\.parquet$")
+#: Kafka partitions whose sets are published at once (each a few metadata round trips)
+PUBLISH_THREADS = 8
+_batch_lock = threading.Lock()  # raising maxRecordsPerBatch and reading it in createDataFrame, as one step
 
 
-def arrow_table(file_set: FileSet) -> tuple[pa.Table, list[str]]:
-    """The set's rows as Arrow (plus the file-number column), and the folder of each file number.
+def spark_write(spark: Any, tables: Sequence[pa.Table], uri: str, codec: str, description: str = "") -> None:
+    """One Spark job: ``tables[i]`` -> ``<uri>/part-<i>-....parquet``, one file each, in parallel on the executors.
 
-    Rows are grouped by folder (stable, so offsets stay in order within a file).
+    ``tables`` share one schema. (The session's warm-up runs this very function, so the JVM
+    compiles this path before the first real write; see :mod:`~seaway.connectors.spark_sink.session`.)
     """
-    table = file_set.table()
-    folders = list(dict.fromkeys(file_set.folders))
-    if len(folders) == 1:
-        return table.append_column(pa.field(FILE_COLUMN, pa.int32()),
-                                   pa.repeat(pa.scalar(0, pa.int32()), table.num_rows)), folders
-    number = {f: i for i, f in enumerate(folders)}
-    numbers = pa.array([number[f] for f in file_set.folders], type=pa.int32())
-    table = table.append_column(pa.field(FILE_COLUMN, pa.int32()), numbers)
-    return table.take(pc.sort_indices(numbers)), folders  # Arrow's sort is stable
-
-
-def spark_write(spark: Any, table: pa.Table, uri: str, codec: str) -> None:
-    """One Spark job: ``table`` -> DataFrame -> one Parquet part file per ``FILE_COLUMN`` value under ``uri``.
-
-    (The session's warm-up runs this very function, so the JVM compiles this path before
-    the first real write; see :mod:`~seaway.connectors.spark_sink.session`.)
-    """
-    df = spark.createDataFrame(table)
-    (df.coalesce(1).write.partitionBy(FILE_COLUMN).option("compression", codec)
-     .option("maxRecordsPerFile", 0).mode("errorifexists").parquet(uri))
+    batches: list[pa.RecordBatch] = []
+    for table in tables:
+        one = table.combine_chunks().to_batches()
+        if len(one) != 1:
+            raise ValueError(f"a table of {table.num_rows} rows did not make one Arrow batch")
+        batches.extend(one)
+    largest = max(b.num_rows for b in batches)
+    context = spark.sparkContext
+    context.setJobDescription(f"{JOB_DESCRIPTION} {description or f'{len(batches)} files'}")
+    try:
+        with _batch_lock:  # createDataFrame cuts batches at this size: one batch must stay one partition
+            current = int(spark.conf.get(MAX_RECORDS_PER_BATCH) or 0)
+            if not 0 < largest <= current:
+                spark.conf.set(MAX_RECORDS_PER_BATCH, str(max(largest, 10_000)))
+            df = spark.createDataFrame(pa.Table.from_batches(batches))
+        (df.write.option("compression", codec).option("maxRecordsPerFile", 0).mode("errorifexists")
+         .parquet(uri))
+    finally:
+        context.setJobDescription(None)
 
 
 class LakeWriter:
@@ -79,83 +97,120 @@ class LakeWriter:
         self.lake = lake
         self.config = config
         self.logs: dict[tuple[str, int], CommitLog] = {}
+        self._staging: list[str] = []  # staging folders of the write in progress
+        self._pool: ThreadPoolExecutor | None = None  # publishes the sets of several partitions at once
         uri = urllib.parse.urlparse(config.lake_path)
-        #: the lake's folder when pyarrow writes the files (a file:// lake, parquet.writer=auto)
-        self.local_root = Path(urllib.parse.unquote(uri.path)) \
-            if uri.scheme == "file" and config.parquet_writer == "auto" else None
+        pyarrow = config.parquet_writer == "pyarrow" or (config.parquet_writer == "auto" and uri.scheme == "file")
+        #: the lake's folder when pyarrow writes the files (parquet.writer=pyarrow, or auto on a file:// lake)
+        self.local_root = Path(urllib.parse.unquote(uri.path)) if pyarrow else None
 
     def commit_log(self, topic: str, partition: int) -> CommitLog:
         key = (topic, partition)
         if key not in self.logs:
-            self.logs[key] = CommitLog(self.lake, topic, partition)
+            # a delete is one cheap call on Hadoop file systems: pending records go at once (step 5)
+            self.logs[key] = CommitLog(self.lake, topic, partition, garbage_batch=1)
         return self.logs[key]
 
     def write(self, sets: Sequence[FileSet]) -> list[CommitEntry]:
         """Write, make visible and commit ``sets`` (in order per partition); the commits made."""
         moves: dict[int, list[FileMove]] = {}
         started = time.monotonic()
+        parts = [(s, s.by_folder()) for s in sets]
         if self.local_root is not None:
-            for s in sets:
-                moves[id(s)] = self._write_local(s, self.local_root)
+            for s, folders in parts:
+                moves[id(s)] = self._write_local(s, folders, self.local_root)
+            jobs = 0
         else:
-            groups: dict[bytes, list[tuple[FileSet, pa.Table, list[str]]]] = {}
-            for s in sets:
-                table, folders = arrow_table(s)
-                groups.setdefault(table.schema.serialize().to_pybytes(), []).append((s, table, folders))
+            groups: dict[pa.Schema, list[tuple[FileSet, FolderPart]]] = {}
+            for s, folders in parts:
+                for part in folders:
+                    groups.setdefault(part.table.schema, []).append((s, part))
+            self._staging.clear()  # a failed write's folders: its partitions' recovery empties their temp folders
             for members in groups.values():
                 self._write_group(members, moves)
+            jobs = len(groups)
         written = time.monotonic()
-        entries = []
-        for s in sets:
-            entry = CommitEntry(s.tp.topic, s.tp.partition, s.start, s.end + 1, tuple(moves[id(s)]))
-            self._publish(entry)
-            entries.append(entry)
+        entries = [CommitEntry(s.tp.topic, s.tp.partition, s.start, s.end + 1, tuple(moves[id(s)])) for s in sets]
+        self._publish_all(entries)
+        while self._staging:  # every part file has moved to its final name
+            self.lake.delete(self._staging.pop(), recursive=True)
         log.info("Landed %d records in %d file sets: %s %.3f s, commit %.3f s", sum(len(s) for s in sets),
-                 len(sets), "Spark" if self.local_root is None else "pyarrow", written - started,
+                 len(sets), f"{jobs} Spark jobs" if self.local_root is None else "pyarrow", written - started,
                  time.monotonic() - written)
         return entries
 
-    def _write_local(self, s: FileSet, root: Path) -> list[FileMove]:
+    def _write_local(self, s: FileSet, parts: list[FolderPart], root: Path) -> list[FileMove]:
         """pyarrow writes one temp file per folder of the set under ``root`` (a file:// lake)."""
         moves = []
-        folder = root / TMP_DIR / s.tp.topic / str(s.tp.partition)
-        folder.mkdir(parents=True, exist_ok=True)
-        for part in s.by_folder():
-            temp = f"{TMP_DIR}/{s.tp.topic}/{s.tp.partition}/{uuid.uuid4().hex}.parquet"
+        temp_dir = self.lake.temp_dir(s.tp.topic, s.tp.partition)
+        (root / temp_dir).mkdir(parents=True, exist_ok=True)
+        for part in parts:
+            temp = f"{temp_dir}/{uuid.uuid4().hex}.parquet"
             pq.write_table(part.table, root / temp, compression=self.config.parquet_codec)
             final = f"{part.folder}/{data_file_name(s.tp.topic, s.tp.partition, part.first, part.last)}"
             moves.append(FileMove(temp, final, part.first, part.last, part.count))
         return moves
 
-    def _write_group(self, members: list[tuple[FileSet, pa.Table, list[str]]],
-                     moves: dict[int, list[FileMove]]) -> None:
-        tables: list[pa.Table] = []
-        owners: list[tuple[FileSet, str, bool]] = []  # (set, folder, whether the set has only this folder)
-        base = 0
-        for s, table, folders in members:
-            if base:
-                numbers = pc.add(table.column(FILE_COLUMN), pa.scalar(base, pa.int32()))
-                table = table.set_column(table.schema.get_field_index(FILE_COLUMN), FILE_COLUMN, numbers)
-            tables.append(table)
-            owners.extend((s, folder, len(folders) == 1) for folder in folders)
-            base += len(folders)
-        staging = f"{TMP_DIR}/_staging/{uuid.uuid4().hex}"
-        spark_write(self.spark, pa.concat_tables(tables), self.lake.uri(staging), self.config.parquet_codec)
-        for number, (s, folder, single) in enumerate(owners):
-            source = self._single_part(f"{staging}/{FILE_COLUMN}={number}")
-            temp = f"{TMP_DIR}/{s.tp.topic}/{s.tp.partition}/{uuid.uuid4().hex}.parquet"
-            if not self.lake.rename(source, temp):
-                raise OSError(f"could not move {source} to {temp} in {self.lake.root}")
-            offsets = s.offsets if single else [o for o, f in zip(s.offsets, s.folders, strict=True) if f == folder]
-            final = f"{folder}/{data_file_name(s.tp.topic, s.tp.partition, offsets[0], offsets[-1])}"
-            moves.setdefault(id(s), []).append(FileMove(temp, final, offsets[0], offsets[-1], len(offsets)))
-        self.lake.delete(staging, recursive=True)
+    def _write_group(self, members: list[tuple[FileSet, FolderPart]], moves: dict[int, list[FileMove]]) -> None:
+        """One Spark job for the output files of ``members`` (one schema), each moved to its set's temp folder."""
+        first = members[0][0].tp
+        staging = f"{self.lake.temp_dir(first.topic, first.partition)}/_staging-{uuid.uuid4().hex}"
+        rows = sum(part.count for _, part in members)
+        spark_write(self.spark, [part.table for _, part in members], self.lake.uri(staging),
+                    self.config.parquet_codec, f"{len(members)} files, {rows} records")
+        files = self._part_files(staging, len(members))
+        for (s, part), name in zip(members, files, strict=True):  # the part files are the sets' temp files
+            final = f"{part.folder}/{data_file_name(s.tp.topic, s.tp.partition, part.first, part.last)}"
+            moves.setdefault(id(s), []).append(FileMove(f"{staging}/{name}", final, part.first, part.last,
+                                                        part.count))
+        self._staging.append(staging)
 
-    def _single_part(self, folder: str) -> str:
-        parts = [n for n in self.lake.list_names(folder) if n.endswith(".parquet") and not n.startswith(".")]
-        if len(parts) != 1:
-            raise OSError(f"expected one Parquet part file in {folder}, found {parts}")
-        return f"{folder}/{parts[0]}"
+    def _part_files(self, staging: str, count: int) -> list[str]:
+        """The job's part files in partition order: ``part-00000-...`` holds the first table, and so on."""
+        by_number: dict[int, str] = {}
+        for name in self.lake.list_names(staging):
+            m = _PART.match(name)
+            if m and int(m.group(1)) in by_number:
+                raise ConnectError(f"two part files of one partition in {self.lake.uri(staging)}: {name}, "
+                                   f"{by_number[int(m.group(1))]}")
+            if m:
+                by_number[int(m.group(1))] = name
+        if sorted(by_number) != list(range(count)):
+            raise ConnectError(f"expected part files 0..{count - 1} in {self.lake.uri(staging)}, found "
+                               f"{sorted(by_number)}: the Spark job did not write one file per Arrow batch")
+        return [by_number[i] for i in range(count)]
+
+    def _publish_all(self, entries: list[CommitEntry]) -> None:
+        """Publish the sets: in order within a Kafka partition, partitions side by side.
+
+        Each step is a round trip to the file system's metadata service, and creating a small file
+        on HDFS waits for the NameNode to complete it (the client polls from a 400 ms back-off), so a
+        set's commit takes tenths of a second there however small; partitions' logs are independent.
+        """
+        by_partition: dict[tuple[str, int], list[CommitEntry]] = {}
+        for entry in entries:
+            by_partition.setdefault((entry.topic, entry.partition), []).append(entry)
+        if len(by_partition) == 1:
+            for entry in entries:
+                self._publish(entry)
+            return
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(PUBLISH_THREADS, thread_name_prefix="spark-sink-commit")
+        futures = [self._pool.submit(self._publish_run, run) for run in by_partition.values()]
+        errors = [f.exception() for f in futures]  # waits for every partition before failing
+        failed = next((e for e in errors if e is not None), None)
+        if failed is not None:
+            raise failed
+
+    def _publish_run(self, run: list[CommitEntry]) -> None:
+        for entry in run:
+            self._publish(entry)
+
+    def close(self) -> None:
+        """Stop the commit threads (the task is done with this writer)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def _publish(self, entry: CommitEntry) -> None:
         """Steps 2-5 of the commit protocol for one set."""
