@@ -35,6 +35,9 @@ if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 && comman
   # Hadoop's own jars for the lake tests (tests/lake_cluster: HDFS's NameNode and DataNode, hadoop-aws for
   # s3a://), the Hadoop version pyspark ships, into git-ignored tests/lake_cluster/*/lib (a no-op when there)
   timeout 900 python -m tests.lake_cluster jars
+  # spark-sql-kafka's jars (Spark's own Kafka source) for the side-by-side test of format("seaway")
+  # (tests/peer/test_spark_source_peer.py), into git-ignored tests/connectors/spark_source/spark_kafka/lib
+  timeout 600 python -m tests.connectors.spark_source.spark_kafka_jars >/dev/null
 fi
 
 # PostgreSQL and MariaDB on loopback for connectors/jdbc's tests: installed and started when

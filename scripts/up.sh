@@ -63,6 +63,7 @@ else
   for c in "${CONNECTORS[@]}"; do
     case $c in
       connectors/spark-sink) what="Spark sink (PySpark: about 490 MB)" ;;
+      connectors/spark-source) what="format(\"seaway\") for PySpark (reads and writes topics)" ;;
       connectors/s3) what="S3 sink (boto3, pyarrow)" ;;
       connectors/jdbc) what="JDBC source and sink (SQLAlchemy, psycopg, PyMySQL)" ;;
       connectors/lake-common) what="what the lake sinks share (pyarrow)" ;;
