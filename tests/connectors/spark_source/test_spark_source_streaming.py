@@ -112,3 +112,52 @@ def test_offsets_deleted_before_they_are_read(spark: Any, shared_broker: BrokerP
     assert run("false") is None
     landed = sorted(r["offset"] for r in spark.read.parquet(str(out)).collect())
     assert landed == list(range(50)) + list(range(80, 100))
+
+
+@pytest.mark.timeout(300)
+def test_foreach_batch_replays_a_failed_batch_with_the_same_records(spark: Any, shared_broker: BrokerProcess,
+                                                                    tmp_path: Path) -> None:
+    """``foreachBatch`` is exactly-once when the write is idempotent per batch id: that needs a batch
+    which failed after its write (before Spark's commit) to come back with the same records.
+
+    Records keep arriving between the failure and the restart: the replayed batch must still be
+    the offset range Spark logged for it, not whatever is newest.
+    """
+    bootstrap, topic = shared_broker.bootstrap, unique_topic("foreach")
+    create_topic(bootstrap, topic, 2)
+    for p in range(2):
+        send(bootstrap, topic, [f"{p}-{i:03}" for i in range(30)], p)
+    lake = tmp_path / "lake"
+    calls: list[tuple[int, list[str]]] = []  # (batch id, its values) for every call, the failed one too
+    fail_once = {1}
+
+    def write(batch: Any, batch_id: int) -> None:
+        calls.append((batch_id, sorted(r["v"] for r in batch.selectExpr("CAST(value AS STRING) AS v").collect())))
+        batch.write.mode("overwrite").parquet(str(lake / f"batch={batch_id}"))
+        if batch_id in fail_once:
+            fail_once.discard(batch_id)
+            raise RuntimeError("crashed after writing the batch, before Spark's commit")
+
+    def run() -> Any:
+        query = (stream(spark, bootstrap, subscribe=topic, startingOffsets="earliest", maxOffsetsPerTrigger="25")
+                 .writeStream.foreachBatch(write).option("checkpointLocation", str(tmp_path / "ck"))
+                 .trigger(availableNow=True).start())
+        try:
+            query.awaitTermination(180)
+        except StreamingQueryException as failed:
+            return failed
+        finally:
+            query.stop()
+        return query.exception()
+
+    assert "crashed after writing the batch" in str(run())
+    assert [batch_id for batch_id, _ in calls] == [0, 1]
+    for p in range(2):  # more records arrive while the query is down
+        send(bootstrap, topic, [f"{p}-{i:03}" for i in range(30, 40)], p)
+    assert run() is None
+    ids = [batch_id for batch_id, _ in calls]
+    assert ids[:3] == [0, 1, 1], ids
+    assert calls[1][1] == calls[2][1] and 0 < len(calls[1][1]) <= 25  # the replay is the batch Spark logged
+    landed = sorted(r["value"].decode() for r in spark.read.parquet(str(lake)).select("value").collect())
+    expected = sorted(f"{p}-{i:03}" for p in range(2) for i in range(40))
+    assert landed == expected  # every record once: the failed attempt's files were replaced by its replay
