@@ -24,7 +24,7 @@ Then, interleaved for ``--repeat`` rounds, each with a new bucket:
    (166,666 or 166,667 per partition) need it, at a cost of up to that interval at the end.
 
 With ``--record-path`` each round also runs the sink once more with the runtime's record path
-(``WorkerSinkTask.convert_json_columns`` off: a SinkRecord and a Struct per record, as before
+(the sink plan's ``value_columns`` strategy declining every poll: a SinkRecord and a Struct per record, as before
 value columns existed), alternating which sink run goes first: a before/after in one run.
 
 It prints both rates and the ratio sink / hand loop (target >= 0.8) per round, the ratio of
@@ -59,7 +59,7 @@ import pyarrow.parquet as pq  # noqa: E402
 import s3_lake  # noqa: E402
 from confluent_kafka import Consumer, TopicPartition  # noqa: E402
 from s3_support import MotoServer  # noqa: E402
-from seaway.connect.runtime.worker_sink_task import WorkerSinkTask  # noqa: E402
+from seaway.connect.runtime.pipeline.sink import ValueColumns  # noqa: E402
 from seaway.connect.testing import EmbeddedConnect  # noqa: E402
 
 from tests.connectors.spark_sink import lake_check  # noqa: E402
@@ -78,12 +78,12 @@ def record_path(enabled: bool) -> Iterator[None]:
     if not enabled:
         yield
         return
-    original = WorkerSinkTask.convert_json_columns
-    WorkerSinkTask.convert_json_columns = lambda self, messages: None  # type: ignore[method-assign]
+    original = ValueColumns.convert
+    ValueColumns.convert = lambda self, messages, out: None  # type: ignore[method-assign]
     try:
         yield
     finally:
-        WorkerSinkTask.convert_json_columns = original  # type: ignore[method-assign]
+        ValueColumns.convert = original  # type: ignore[method-assign]
 
 
 async def run_sink(s3: MotoServer, bucket: str, bootstrap: str, topic: str, work: Path, flush_size: int,

@@ -41,8 +41,8 @@ if str(ROOT) not in sys.path:  # for tests.support
 from seaway.connect.api import Schema, SchemaBuilder, SourceRecord, Struct  # noqa: E402
 from seaway.connect.converters.json_converter import JsonConverter  # noqa: E402
 from seaway.connect.runtime.connector_config import ConnectorConfig  # noqa: E402
+from seaway.connect.runtime.pipeline.chain import TransformationChain, build_chain  # noqa: E402
 from seaway.connect.runtime.plugins import Plugins  # noqa: E402
-from seaway.connect.runtime.transformation_chain import TransformationChain, build_chain  # noqa: E402
 
 TOPIC = "bench-transforms"
 SCHEMA = (SchemaBuilder.struct().name("com.example.Order")

@@ -1,4 +1,4 @@
-"""Fused SMT runs (seaway.transforms.fusion) behave exactly like the stages one by one.
+"""Fused SMT runs (seaway.connect.runtime.pipeline.fusion) behave exactly like the stages one by one.
 
 The reference is ``TransformationChain(stages, fuse=False)`` over separately configured
 instances of the same SMTs. The property test draws chains of the fusable SMTs (InsertField,
@@ -40,8 +40,9 @@ from seaway.connect.api import (
 )
 from seaway.connect.api.data.logical import Decimal
 from seaway.connect.runtime.connector_config import ConnectorConfig
+from seaway.connect.runtime.pipeline.chain import TransformationChain, TransformationStage, build_chain
+from seaway.connect.runtime.pipeline.fusion import FusedRun, is_fusable
 from seaway.connect.runtime.plugins import Plugins
-from seaway.connect.runtime.transformation_chain import TransformationChain, TransformationStage, build_chain
 from seaway.transforms import (
     CastKey,
     CastValue,
@@ -54,7 +55,6 @@ from seaway.transforms import (
     TimestampRouter,
     TopicNameMatches,
 )
-from seaway.transforms.fusion import FusedRun, is_fusable
 
 Spec = tuple[type, dict[str, str]]
 TS = 1_700_000_000_000
@@ -112,7 +112,7 @@ def fused_and_reference(specs: list[Spec]) -> tuple[TransformationChain[Any], Tr
 def check(specs: list[Spec], records: list[ConnectRecord]) -> int:
     """Assert fused == stage by stage for ``records``; the number of records the compiled code took."""
     fused, reference = fused_and_reference(specs)
-    runs = [step for step in fused._steps if isinstance(step, FusedRun)]
+    runs = [step for step in fused.steps if isinstance(step, FusedRun)]
     taken = 0
     for record in records:
         expected = outcome(lambda r=record: reference.apply(r))  # type: ignore[misc]
@@ -124,7 +124,7 @@ def check(specs: list[Spec], records: list[ConnectRecord]) -> int:
                 direct = fn(record)
             except Exception:
                 direct = None  # declined: FusedRun runs the stages
-            if direct is not None and len(runs) == 1 and len(fused._steps) == 1:
+            if direct is not None and len(runs) == 1 and len(fused.steps) == 1:
                 assert expected[0] == "ok", (fn.__doc__, expected)
                 assert record_form(direct) == expected[1], fn.__doc__
                 taken += 1
@@ -337,7 +337,7 @@ def test_bench_chain_is_compiled_for_structs_and_dicts() -> None:
 
 def test_one_fused_step_and_its_output() -> None:
     fused, _ = fused_and_reference(BENCH_CHAIN)
-    assert len(fused._steps) == 1 and isinstance(fused._steps[0], FusedRun)
+    assert len(fused.steps) == 1 and isinstance(fused.steps[0], FusedRun)
     out = fused.apply(SinkRecord("orders", 2, None, None, ORDER, order(7, email=None), 5, TS))
     assert out is not None and isinstance(out, SinkRecord)
     assert (out.topic, out.original_topic, out.kafka_partition, out.kafka_offset) == ("orders-20231114", "orders", 2, 5)
@@ -453,7 +453,7 @@ class Shout(Transformation[Any]):
 def test_a_user_smt_splits_the_chain_into_two_fused_runs() -> None:
     specs: list[Spec] = [BENCH_CHAIN[0], BENCH_CHAIN[1], (Shout, {}), BENCH_CHAIN[2], BENCH_CHAIN[3]]
     fused, reference = fused_and_reference(specs)
-    kinds = [type(step).__name__ if isinstance(step, FusedRun) else "stage" for step in fused._steps]
+    kinds = [type(step).__name__ if isinstance(step, FusedRun) else "stage" for step in fused.steps]
     assert kinds == ["FusedRun", "stage", "FusedRun"]
     before = Shout.calls
     recs = [SourceRecord(None, None, "orders", None, None, None, ORDER, order(i), TS) for i in range(3)]
@@ -474,7 +474,7 @@ def test_a_subclass_of_a_built_in_is_not_fused() -> None:
 
     assert is_fusable(MaskFieldValue()) and not is_fusable(MyMask()) and not is_fusable(Shout())
     fused, _ = fused_and_reference([BENCH_CHAIN[0], (MyMask, {"fields": "email"}), BENCH_CHAIN[3]])
-    assert not any(isinstance(step, FusedRun) for step in fused._steps)
+    assert not any(isinstance(step, FusedRun) for step in fused.steps)
     out = fused.apply(SourceRecord(None, None, "o", None, None, None, ORDER, order(1), TS))
     assert out is not None and out.value.get("email") == "a@b.c"
 
@@ -488,7 +488,7 @@ def test_a_stage_with_a_predicate_runs_on_its_own() -> None:
         return TransformationChain(s, fuse=fuse)
 
     fused, reference = build(True), build(False)
-    assert [isinstance(step, FusedRun) for step in fused._steps] == [True, False, True]
+    assert [isinstance(step, FusedRun) for step in fused.steps] == [True, False, True]
     for topic in ("orders", "users"):
         for i in range(3):
             record = SourceRecord(None, None, topic, None, None, None, ORDER, order(i), TS)
@@ -510,7 +510,7 @@ def test_build_chain_fuses_a_connector_config() -> None:
     chain = build_chain(ConnectorConfig.parse(Plugins(), props), Plugins())
     try:
         assert len(chain.stages) == 4
-        assert [type(step).__name__ if isinstance(step, FusedRun) else "stage" for step in chain._steps] == \
+        assert [type(step).__name__ if isinstance(step, FusedRun) else "stage" for step in chain.steps] == \
             ["stage", "FusedRun"]
         out = chain.apply(SourceRecord(None, None, "t", None, None, None, None, {"x": 5}, TS))
         assert out is not None and (out.topic, out.value) == ("t-20231114", {"x": 0, "topic": "t"})

@@ -32,7 +32,7 @@ def value(i: int, schema: Schema = V1) -> Struct:
 
 
 def batch(offsets: range, schema: Schema = V1) -> SinkRecordBatch:
-    """The batch convert_json_columns builds: value columns, positions, records on demand."""
+    """The batch the sink plan's value_columns strategy builds: value columns, positions, records on demand."""
     values = [value(i, schema) for i in offsets]
     columns = [list(col) for col in zip(*(v._values for v in values), strict=True)]
     records = [SinkRecord(TP.topic, TP.partition, None, None, schema, v, o, 1_700_000_000_000 + o,

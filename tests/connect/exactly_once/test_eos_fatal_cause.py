@@ -13,12 +13,8 @@ import uuid
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Producer
-from seaway.connect.runtime.exactly_once_source_task import (
-    ExactlyOnceSetup,
-    ExactlyOnceWorkerSourceTask,
-    transactional_producer,
-)
-from seaway.connect.runtime.herder import ConnectorTaskId
+from seaway.connect.api import TransactionBoundary
+from seaway.connect.runtime.exactly_once_commits import ExactlyOnceSetup, Transactional, transactional_producer
 
 from tests.connect.exactly_once.eos_support import create_topic
 from tests.support.broker import BrokerProcess
@@ -26,19 +22,16 @@ from tests.support.broker import BrokerProcess
 pytestmark = pytest.mark.timeout(90)
 
 
-def _task_shell(transactional_id: str) -> ExactlyOnceWorkerSourceTask:
-    """The task's error handling alone: built without the worker (no thread, no plugin)."""
-    task = ExactlyOnceWorkerSourceTask.__new__(ExactlyOnceWorkerSourceTask)
-    task.id = ConnectorTaskId("fatal", 0)
-    task.eos = ExactlyOnceSetup(transactional_id, "offsets", lambda: None, lambda: None)
-    task.producer = None
-    return task
+def _policy(transactional_id: str) -> Transactional:
+    """The exactly-once commit policy's error handling alone: no task, no thread, no plugin."""
+    return Transactional(ExactlyOnceSetup(transactional_id, "offsets", lambda: None, lambda: None),
+                         TransactionBoundary.POLL, 1000)
 
 
 def test_a_produce_after_the_fence_reports_the_fencing(broker: BrokerProcess) -> None:
     topic, txn_id = f"fatal-{uuid.uuid4().hex[:8]}", f"fatal-{uuid.uuid4().hex[:8]}"
     create_topic(broker.bootstrap, topic)
-    task = _task_shell(txn_id)
+    task = _policy(txn_id)
     config = transactional_producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0}, txn_id)
     zombie = Producer(config)
     task.producer = zombie
@@ -59,6 +52,6 @@ def test_a_produce_after_the_fence_reports_the_fencing(broker: BrokerProcess) ->
         time.sleep(0.2)  # librdkafka's thread sends it; the broker refuses it: a fatal error
     assert fatal is not None, "the zombie was never refused"
     assert fatal.args[0].code() == KafkaError._FATAL, fatal  # what makes the cause hard to see
-    error = task._translated(fatal, "write records")
+    error = task.translated(fatal, "write records")
     assert "was fenced out" in str(error), error
     successor.flush(5)

@@ -361,7 +361,7 @@ class Cast(KeyValueTransformation[R]):
                 values[i] = caster(value)  # casts produce values of the target type, in range
         return struct_from_values(updated_schema, values)
 
-    def _fuse(self, ctx: FusionContext) -> bool:
+    def fuse(self, ctx: FusionContext) -> bool:
         """This SMT's step in a fused run (see :mod:`seaway.transforms.fusion`): ``apply`` as code."""
         if self._whole is not None:
             return False  # whole-value casts run stage by stage

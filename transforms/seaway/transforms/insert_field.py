@@ -149,7 +149,7 @@ class InsertField(KeyValueTransformation[R]):
             values[field.index] = field_value
         return self.new_record(record, schema, struct_from_values(schema, values))
 
-    def _fuse(self, ctx: FusionContext) -> bool:
+    def fuse(self, ctx: FusionContext) -> bool:
         """This SMT's step in a fused run (see :mod:`seaway.transforms.fusion`): ``apply`` as code."""
         side = ctx.side(self.operates_on_key)
         if side.kind == NULL:

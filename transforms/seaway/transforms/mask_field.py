@@ -156,7 +156,7 @@ class MaskField(KeyValueTransformation[R]):
         masked_struct: Struct = struct_from_values(struct.schema, values)
         return self.new_record(record, struct.schema, masked_struct)
 
-    def _fuse(self, ctx: FusionContext) -> bool:
+    def fuse(self, ctx: FusionContext) -> bool:
         """This SMT's step in a fused run (see :mod:`seaway.transforms.fusion`): ``apply`` as code."""
         side = ctx.side(self.operates_on_key)
         if side.kind == MAP:

@@ -128,7 +128,7 @@ class ReplaceField(KeyValueTransformation[R]):
                 updated[name] = value
         return updated
 
-    def _fuse(self, ctx: FusionContext) -> bool:
+    def fuse(self, ctx: FusionContext) -> bool:
         """This SMT's step in a fused run (see :mod:`seaway.transforms.fusion`): ``apply`` as code."""
         side = ctx.side(self.operates_on_key)
         if side.kind == NULL:

@@ -67,10 +67,10 @@ class TimestampRouter(Transformation[R]):
         self._last = (topic, formatted, routed)
         return routed
 
-    def _fusion_sides(self) -> tuple[str, ...]:
+    def fusion_sides(self) -> tuple[str, ...]:
         return ()  # reads the topic and the timestamp only
 
-    def _fuse(self, ctx: FusionContext) -> bool:
+    def fuse(self, ctx: FusionContext) -> bool:
         """This SMT's step in a fused run (see :mod:`seaway.transforms.fusion`): ``apply`` as code."""
         if not ctx.has_timestamp():
             return False  # the stage raises its "Timestamp missing" error

@@ -272,6 +272,6 @@ class KeyValueTransformation(Transformation[R]):
             return record.with_key(schema, value)
         return record.with_value(schema, value)
 
-    def _fusion_sides(self) -> tuple[str, ...]:
+    def fusion_sides(self) -> tuple[str, ...]:
         """The record side whose shape a fused run (``seaway.transforms.fusion``) compiles for."""
         return ("key",) if self.operates_on_key else ("value",)

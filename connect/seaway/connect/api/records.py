@@ -89,9 +89,9 @@ class ConnectRecord:
     """Fields common to source and sink records (Kafka's ``ConnectRecord``).
 
     Speed: records are built per message, so constructors only assign slots, and
-    :attr:`headers` is created on first access (a record that nobody gives headers carries
-    ``None`` in the private ``_headers`` slot, which the runtime reads to skip header
-    conversion). :meth:`new_record` duplicates headers copy-on-write.
+    :attr:`headers` is created on first access (a record that nobody gives headers has
+    :attr:`headers_if_any` ``None``, which the runtime reads to skip header conversion).
+    :meth:`new_record` duplicates headers copy-on-write.
     """
 
     __slots__ = ("_headers", "kafka_partition", "key", "key_schema", "timestamp", "topic", "value",
@@ -122,6 +122,12 @@ class ConnectRecord:
     @headers.setter
     def headers(self, headers: HeadersLike) -> None:
         self._headers = _headers(headers)
+
+    @property
+    def headers_if_any(self) -> Headers | None:
+        """The record's headers, or ``None`` if it never had any (reading it creates nothing: the
+        runtime skips header conversion for such records). Do not modify what it returns."""
+        return self._headers
 
     def new_record(self, *, topic: str | _Keep = KEEP, kafka_partition: int | _Keep | None = KEEP,
                    key_schema: Schema | _Keep | None = KEEP, key: Any = KEEP,

@@ -12,7 +12,7 @@ from typing import Any
 from seaway.connect.api import Converter, HeaderConverter
 from seaway.connect.runtime.connector_config import ConnectorConfig
 from seaway.connect.runtime.errors import RetryWithToleranceOperator
-from seaway.connect.runtime.transformation_chain import TransformationChain
+from seaway.connect.runtime.pipeline.chain import TransformationChain
 
 __all__ = ["TaskSetup"]
 

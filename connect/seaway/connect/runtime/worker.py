@@ -16,8 +16,9 @@ read_uncommitted): a sink then never delivers records of aborted transactions, s
 those an exactly-once source task was writing when it crashed. A worker or connector
 ``consumer.*`` setting still overrides it.
 
-Exactly-once source tasks (:mod:`.exactly_once_source_task`) are built when the herder
-passes an :class:`~seaway.connect.runtime.exactly_once_source_task.ExactlyOnceSetup`
+Exactly-once source tasks (a :class:`WorkerSourceTask` given the
+:class:`~seaway.connect.runtime.exactly_once_commits.Transactional` commit policy) are built when
+the herder passes an :class:`~seaway.connect.runtime.exactly_once_commits.ExactlyOnceSetup`
 (distributed mode with ``exactly.once.source.support=enabled``). A source connector's own
 ``offsets.storage.topic`` gets a store from :attr:`Worker.connector_offsets_factory` (set by
 the distributed herder; standalone mode ignores the key, as Kafka does), shared by every
@@ -49,7 +50,7 @@ from seaway.connect.runtime.errors import (
     LogReporter,
     RetryWithToleranceOperator,
 )
-from seaway.connect.runtime.exactly_once_source_task import ExactlyOnceSetup, ExactlyOnceWorkerSourceTask
+from seaway.connect.runtime.exactly_once_commits import ExactlyOnceSetup, Transactional
 from seaway.connect.runtime.herder import ConnectorTaskId, TargetState
 from seaway.connect.runtime.metrics import SampleConfig, WorkerMetricsGroup, new_task_metrics
 from seaway.connect.runtime.offsets import (
@@ -58,9 +59,9 @@ from seaway.connect.runtime.offsets import (
     OffsetStorageReaderImpl,
     OffsetStorageWriter,
 )
+from seaway.connect.runtime.pipeline.chain import build_chain
 from seaway.connect.runtime.plugins import PluginKind, Plugins, task_class_name
 from seaway.connect.runtime.task_setup import TaskSetup
-from seaway.connect.runtime.transformation_chain import build_chain
 from seaway.connect.runtime.worker_connector import ConnectorStatusListener, WorkerConnector, plugin_version
 from seaway.connect.runtime.worker_sink_task import WorkerSinkTask
 from seaway.connect.runtime.worker_source_task import WorkerSourceTask
@@ -285,8 +286,8 @@ class Worker:
                    target: TargetState, exactly_once: ExactlyOnceSetup | None = None) -> bool:
         """Start one task of ``config``'s connector; ``raw_task`` is its stored task config (placeholders kept).
 
-        ``exactly_once`` (source tasks of a worker with exactly-once support) makes it an
-        :class:`ExactlyOnceWorkerSourceTask`.
+        ``exactly_once`` (source tasks of a worker with exactly-once support) gives it the
+        :class:`Transactional` commit policy.
         """
         with self._lock:
             if task_id in self.tasks:
@@ -342,14 +343,13 @@ class Worker:
                     self._client_config("admin", cc, f"connector-adminclient-{task_id}"),
                     OffsetStorageWriter(store, name), OffsetStorageReaderImpl(store, name), listener, target,
                     cc.topic_creation if self.config.get("topic.creation.enable") else None)
-            if exactly_once is None:
-                worker_task = WorkerSourceTask(*args)
-            else:
+            commits = None
+            if exactly_once is not None:
                 eos = cc.exactly_once
                 interval = eos.transaction_boundary_interval_ms
-                worker_task = ExactlyOnceWorkerSourceTask(
-                    *args, exactly_once=exactly_once, boundary=eos.transaction_boundary,
-                    interval_ms=self.config.ms("offset.flush.interval.ms") if interval is None else interval)
+                commits = Transactional(exactly_once, eos.transaction_boundary,
+                                        self.config.ms("offset.flush.interval.ms") if interval is None else interval)
+            worker_task = WorkerSourceTask(*args, commits=commits)
         worker_task.stopping = stopping
         worker_task.metrics = new_task_metrics(self.metrics_group.sample_config)  # the worker's sample window
         worker_task.version = plugin_version(task)

@@ -39,7 +39,7 @@ from seaway.connect.runtime.distributed.herder_base import DistributedHerderBase
 from seaway.connect.runtime.distributed.kafka_log import InternalTopicError, ensure_topic
 from seaway.connect.runtime.distributed.kafka_stores import RestartRequest, SessionKey
 from seaway.connect.runtime.distributed.signing import generate_key, signature_headers, verify
-from seaway.connect.runtime.exactly_once_source_task import ExactlyOnceSetup
+from seaway.connect.runtime.exactly_once_commits import ExactlyOnceSetup
 from seaway.connect.runtime.herder import (
     BadRequestError,
     ConnectorStateInfo,

@@ -28,7 +28,7 @@ from seaway.connectors.lake.partitioner import (
     make_partitioner,
     topic_folder,
 )
-from seaway.connectors.lake.rotation import FileSet, FolderPart, PartitionBuffer
+from seaway.connectors.lake.rotation import ExtraColumns, FileSet, FolderPart, PartitionBuffer
 from seaway.connectors.lake.store import LakeStore
 from seaway.connectors.lake.task import LakeSinkTask, SetWriter
 
@@ -39,6 +39,7 @@ __all__ = [
     "CommitLog",
     "DataFileName",
     "DefaultPartitioner",
+    "ExtraColumns",
     "FieldPartitioner",
     "FileMove",
     "FileSet",

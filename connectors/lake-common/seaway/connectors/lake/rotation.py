@@ -32,7 +32,11 @@ from seaway.connectors.lake.columns import metadata_arrays, metadata_fields, pro
 from seaway.connectors.lake.config import StorageConfig
 from seaway.connectors.lake.partitioner import Partitioner
 
-__all__ = ["FileSet", "FolderPart", "PartitionBuffer"]
+__all__ = ["ExtraColumns", "FileSet", "FolderPart", "PartitionBuffer"]
+
+#: Columns a sink adds to every row from its records (e.g. the table sinks' tombstone marker and record
+#: key for upserts): the fields and one array per field, aligned with ``records``.
+ExtraColumns = Callable[[Sequence[SinkRecord]], tuple[list[pa.Field], list[pa.Array]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +73,8 @@ class FileSet:
     pending: list[SinkRecord] = field(default_factory=list)
     base_time: int | None = None
     deadline_ms: int | None = None
+    #: columns appended to every row from its record (see :data:`ExtraColumns`); ``None``: none
+    extras: ExtraColumns | None = None
 
     @property
     def start(self) -> int:
@@ -95,7 +101,7 @@ class FileSet:
         """Add records given as their STRUCT values' field columns (all in ``folder``; no metadata
         columns): converted to one Arrow record batch at once, as :meth:`seal` converts records."""
         self.seal()  # records added before these come first
-        assert not self.include_metadata, "metadata columns need the records"
+        assert not self.include_metadata and self.extras is None, "metadata and extra columns need the records"
         plan = value_columns(self.schema)
         assert plan.build_columns is not None, "value columns need a STRUCT schema"
         self.offsets.extend(offsets)
@@ -112,6 +118,10 @@ class FileSet:
         if self.include_metadata:
             arrays += metadata_arrays(self.pending)
             fields += metadata_fields()
+        if self.extras is not None:
+            extra_fields, extra_arrays = self.extras(self.pending)
+            fields += extra_fields
+            arrays += extra_arrays
         self.chunks.append(pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields)))
         self.pending = []
 
@@ -150,16 +160,18 @@ class PartitionBuffer:
     """The open set of one Kafka partition and the rules that close it."""
 
     def __init__(self, tp: TopicPartition, config: StorageConfig, partitioner: Partitioner,
-                 committed: int | None = None) -> None:
+                 committed: int | None = None, extras: ExtraColumns | None = None) -> None:
         self.tp = tp
         self.config = config
         self.partitioner = partitioner
         self.committed = committed
+        #: columns every set of this partition adds from its records (:data:`ExtraColumns`)
+        self.extras = extras
         self.open: FileSet | None = None
         self._tz = zoneinfo.ZoneInfo(config.timezone)
 
     def _new_set(self, schema: Schema | None, now_ms: int) -> FileSet:
-        fs = FileSet(self.tp, schema, self.config.include_kafka_metadata)
+        fs = FileSet(self.tp, schema, self.config.include_kafka_metadata, extras=self.extras)
         interval = self.config.rotate_schedule_interval_ms
         if interval > 0:
             offset = datetime.datetime.fromtimestamp(now_ms / 1000, self._tz).utcoffset()
@@ -217,6 +229,7 @@ class PartitionBuffer:
         config, current = self.config, self.open
         folder = self.partitioner.partition_folder(self.tp.topic, self.tp.partition)
         if folder is None or config.rotate_interval_ms > 0 or config.include_kafka_metadata \
+                or self.extras is not None \
                 or (current is not None and current.schema is not schema and current.schema != schema) \
                 or (self.committed is not None and offsets and min(offsets) < self.committed) \
                 or value_columns(schema).build_columns is None:
@@ -290,6 +303,11 @@ class PartitionBuffer:
         if current is None or current.deadline_ms is None or now_ms < current.deadline_ms:
             return None
         self.open = None
+        return current
+
+    def take_open(self) -> FileSet | None:
+        """The open set, taken (closed now whatever the rules say: a table sink's commit closes it)."""
+        current, self.open = self.open, None
         return current
 
     def discard(self) -> None:

@@ -33,7 +33,10 @@ assignment (``open``) waits the same way, and its records below the lake's offse
 when they come.
 
 A sink subclasses :class:`LakeSinkTask` with ``parse_config`` and ``writer`` (and may override
-``make_partitioner``, ``filter_records``, ``retriable``, ``describe_failure``, ``lake_name`` and ``release``).
+``make_partitioner``, ``filter_records``, ``retriable``, ``describe_failure``, ``lake_name``, ``release``,
+and, where the lake's offsets live elsewhere than a commit log (the table sinks: in the table's own
+snapshots), ``recover``, ``tidy`` and ``new_buffer``). :meth:`LakeSinkTask.close_open_sets` closes every open set
+now and writes everything (a table sink's commit point).
 """
 
 from __future__ import annotations
@@ -153,6 +156,23 @@ class LakeSinkTask(SinkTask):
         """Where the sink writes, for messages (the sink's root URI or bucket)."""
         return "the lake"
 
+    def recover(self, tp: TopicPartition) -> int | None:
+        """Finish or undo what a crash left of ``tp`` and return the lake's next offset (``None``: none yet).
+
+        Runs on assignment (``open``, task thread) and, after a storage failure, on the writer
+        thread before writing again. By default the partition's commit log does it.
+        """
+        return self.writer.commit_log(tp.topic, tp.partition).recover()
+
+    def tidy(self, tp: TopicPartition) -> None:
+        """Delete what the lake no longer needs of a partition now (its old commit records) (task thread)."""
+        self.writer.commit_log(tp.topic, tp.partition).tidy()
+
+    def new_buffer(self, tp: TopicPartition, committed: int | None) -> PartitionBuffer:
+        """The buffer of a newly assigned partition (a sink may add columns to its rows)."""
+        assert self.storage is not None and self.partitioner is not None, "start() first"
+        return PartitionBuffer(tp, self.storage, self.partitioner, committed)
+
     # -- the task ---------------------------------------------------------------------------------
     def start(self, props: Mapping[str, str]) -> None:
         self.storage = self.parse_config(props)
@@ -164,17 +184,17 @@ class LakeSinkTask(SinkTask):
         assert self.storage is not None and self.partitioner is not None, "start() first"
         for tp in partitions:
             try:
-                committed = self.writer.commit_log(tp.topic, tp.partition).recover()
+                committed = self.recover(tp)
             except Exception as e:
                 if not self.retriable(e):
                     raise
                 # recovered by the writer thread once the storage answers; put refuses records until then
-                self.buffers[tp] = PartitionBuffer(tp, self.storage, self.partitioner, None)
+                self.buffers[tp] = self.new_buffer(tp, None)
                 with self._queue_lock:
                     self._unsettled.add(tp)
                 self._failed(e)
                 continue
-            self.buffers[tp] = PartitionBuffer(tp, self.storage, self.partitioner, committed)
+            self.buffers[tp] = self.new_buffer(tp, committed)
             if committed is not None:
                 self.context.offset(tp, committed)
             log.info("%s: lake offset %s", tp, committed)
@@ -342,7 +362,7 @@ class LakeSinkTask(SinkTask):
         """
         settled: dict[TopicPartition, int | None] = {}
         for tp in unsettled:
-            settled[tp] = self.writer.commit_log(tp.topic, tp.partition).recover()
+            settled[tp] = self.recover(tp)
             with self._queue_lock:
                 self._unsettled.discard(tp)
         recovered.update(settled)
@@ -359,6 +379,18 @@ class LakeSinkTask(SinkTask):
             checked.add(s.tp)
             kept.append(s)
         return kept
+
+    def close_open_sets(self) -> None:
+        """Close every partition's open set now, whatever the rotation rules say, and write and commit
+        everything (task thread). A table sink calls it at its commit point; a storage failure is
+        retried as in ``put`` (the sets wait in memory)."""
+        closed = [s for s in (b.take_open() for b in self.buffers.values()) if s is not None]
+        for file_set in closed:
+            file_set.seal()
+        with self._queue_lock:
+            self._queued.extend(closed)
+            self._queued_records += sum(len(s) for s in closed)
+        self._drain(retry=self._failure is None or time.monotonic() >= self._retry_at)
 
     def _drain(self, retry: bool = True) -> None:
         """Write and commit everything closed so far (the running write, then the queue).
@@ -390,7 +422,7 @@ class LakeSinkTask(SinkTask):
     def _tidy(self, tp: TopicPartition) -> None:
         """Delete the commit log's leftover records now (stale ones are harmless: recovery skips them)."""
         try:
-            self.writer.commit_log(tp.topic, tp.partition).tidy()
+            self.tidy(tp)
         except Exception as e:
             log.warning("%s: could not delete old commit records (%s); the next owner will", tp, e)
 

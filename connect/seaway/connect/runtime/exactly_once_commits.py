@@ -1,7 +1,8 @@
-"""ExactlyOnceWorkerSourceTask: source records and their offsets in one transaction (KIP-618).
+"""Transactional: a source task's records and their offsets in one transaction (KIP-618).
 
-Kafka's ``ExactlyOnceWorkerSourceTask``, run by a distributed worker with
-``exactly.once.source.support=enabled``. The task's producer is transactional
+The commit policy of Kafka's ``ExactlyOnceWorkerSourceTask``, given to a
+:class:`~seaway.connect.runtime.worker_source_task.WorkerSourceTask` by a distributed worker
+with ``exactly.once.source.support=enabled``. The task's producer is transactional
 (``transactional.id = <group.id>-<connector>-<task>``); the records of a transaction and the
 source offsets they reach are written by that one producer and committed together, the
 offsets to the offsets topic (the connector's ``offsets.storage.topic`` or the worker's). A
@@ -26,13 +27,13 @@ Transaction boundaries (``transaction.boundary``):
   transaction). An abort drops the records but still commits their offsets, so the task
   does not see them again (Kafka's rule).
 
-The hot path is the at-least-once task's (``send_records`` / ``_send_batch``, per batch);
-this class only adds ``begin_transaction`` before a batch, writes the offsets the batch
-reaches (one record per source partition, before the batch's records, so the offsets
-partition joins the transaction with the data partitions and the commit needs no extra
-round trip), and commits at the boundary. A delivery error fails the task whatever
-``errors.tolerance`` says: a transaction with a failed record cannot commit (the "purged"
-reports of records an abort dropped are not errors).
+The records go through the task's pipeline as for any source task; this policy only adds
+``begin_transaction`` before a batch, writes the offsets the batch reaches (one record per
+source partition, before the batch's records, so the offsets partition joins the transaction
+with the data partitions and the commit needs no extra round trip), and commits at the
+boundary. A delivery error fails the task whatever ``errors.tolerance`` says: a transaction
+with a failed record cannot commit (the "purged" reports of records an abort dropped are not
+errors).
 """
 
 from __future__ import annotations
@@ -42,14 +43,13 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
 from seaway.connect.api import (
     BytesRecordBatch,
     ConnectError,
     RecordMetadata,
-    RetriableError,
     SourceRecord,
     SourceRecordBatch,
     TransactionBoundary,
@@ -57,16 +57,13 @@ from seaway.connect.api import (
 )
 from seaway.connect.runtime.config_providers import REDACTOR
 from seaway.connect.runtime.murmur2 import partition_for
-from seaway.connect.runtime.worker_source_task import (
-    EMPTY_POLL_PAUSE_S,
-    SourceTaskContextImpl,
-    WorkerSourceTask,
-    _last_offsets,
-    _partition_key,
-)
-from seaway.kafka_clients import close_producer
+from seaway.connect.runtime.source_commits import CommitPolicy
+from seaway.connect.runtime.submitted import SubmittedBatch, batch_offsets
 
-__all__ = ["ExactlyOnceSetup", "ExactlyOnceWorkerSourceTask", "WorkerTransactionContext", "transactional_producer"]
+if TYPE_CHECKING:
+    from seaway.connect.runtime.worker_source_task import WorkerSourceTask
+
+__all__ = ["ExactlyOnceSetup", "Transactional", "WorkerTransactionContext", "transactional_producer"]
 
 log = logging.getLogger(__name__)
 log.addFilter(REDACTOR)
@@ -161,17 +158,15 @@ class WorkerTransactionContext(TransactionContext):
         return "commit" if commit else "abort" if abort else None
 
 
-class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
-    """A :class:`WorkerSourceTask` whose producer writes records and offsets in transactions."""
+class Transactional(CommitPolicy):
+    """Records and offsets in producer transactions, committed at the ``transaction.boundary``."""
 
-    def __init__(self, *args: Any, exactly_once: ExactlyOnceSetup, boundary: TransactionBoundary,
-                 interval_ms: int, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, exactly_once: ExactlyOnceSetup, boundary: TransactionBoundary, interval_ms: int) -> None:
         self.eos = exactly_once
-        self.producer_config = transactional_producer(self.producer_config, exactly_once.transactional_id)
         self.boundary = boundary
         self.interval_s = interval_ms / 1000
         self.transactions = WorkerTransactionContext() if boundary is TransactionBoundary.CONNECTOR else None
+        self.producer: Producer | None = None
         self._open = False
         self._torn = False  # a batch only partly produced: its transaction must never commit
         self._last_txn_commit = time.monotonic()
@@ -181,22 +176,36 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._committable_batches: list[tuple[BytesRecordBatch, list[int]]] = []
         self._committable_lock = threading.Lock()
 
+    task_name = "?"
+    """The task's id as messages name it (set when the task binds this policy)."""
+
+    def bind(self, task: WorkerSourceTask) -> None:
+        super().bind(task)
+        self.task_name = str(task.id)
+
     # -- lifecycle ------------------------------------------------------------------------------
-    def initialize_and_start(self) -> None:
+    def producer_config(self, config: dict[str, Any]) -> dict[str, Any]:
+        return transactional_producer(config, self.eos.transactional_id)
+
+    def open_producer(self) -> Producer | None:
         self.eos.preflight()
-        if self.stopping.is_set():  # do not fence a newer generation on our way out
-            return
-        producer = Producer(self.producer_config)
-        self.producer = producer
+        if self.task.stopping.is_set():  # do not fence a newer generation on our way out
+            return None
+        producer = self.producer = Producer(self.task.producer_config)
         self._retrying("initialize the transactional producer", producer.init_transactions)
         self.eos.verify()
         self._offset_partitions = self._partitions_of(self.eos.offsets_topic)
-        self.task.initialize(SourceTaskContextImpl(self.setup.task_config, self.reader,  # type: ignore[arg-type]
-                                                   self.transactions))
-        self.task.start(self.setup.task_config)
+        return producer
+
+    def transaction_context(self) -> TransactionContext | None:
+        return self.transactions
+
+    def started(self) -> None:
         self._last_txn_commit = time.monotonic()
-        log.info("%s Source task finished initialization and start (exactly-once, transactional.id %s, "
-                 "transaction.boundary %s)", self.id, self.eos.transactional_id, self.boundary.value)
+
+    def describe(self) -> str:
+        return f" (exactly-once, transactional.id {self.eos.transactional_id}, " \
+               f"transaction.boundary {self.boundary.value})"
 
     def _partitions_of(self, topic: str) -> int:
         assert self.producer is not None
@@ -206,32 +215,27 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         return len(metadata.partitions)
 
     def close(self) -> None:
-        try:
-            if self.producer is not None and self._offset_partitions:
-                if self.failed or self.cancelled:
-                    self._abort_quietly()
-                else:
-                    self._boundary_commit(final=True)
-        finally:
-            try:
-                self.setup.close()
-            finally:
-                if self.producer is not None:
-                    producer, self.producer = self.producer, None
-                    close_producer(producer)
+        if not self._offset_partitions:
+            return
+        if self.task.failed or self.task.cancelled:
+            self._abort_quietly()
+        else:
+            self._boundary_commit(final=True)
 
     def on_pause(self) -> None:
         # commit now: a transaction left open while paused would time out, and the task be fenced
         self._boundary_commit(final=False)
 
-    # -- the loop -------------------------------------------------------------------------------
-    def execute(self) -> None:
-        try:
-            self._loop()
-        except (KafkaException, SystemError) as e:  # a fatal producer error, raised from poll or produce
-            raise self._translated(e, "write records") from e
+    def resumed(self) -> None:
+        self._last_txn_commit = time.monotonic()
 
-    def _fatal_cause(self) -> KafkaError | None:
+    # -- the loop -------------------------------------------------------------------------------
+    def translate(self, error: Exception) -> Exception | None:
+        if isinstance(error, KafkaException | SystemError):  # a fatal producer error, raised from poll or produce
+            return self.translated(error, "write records")
+        return None
+
+    def fatal_cause(self) -> KafkaError | None:
         """The fatal error librdkafka has queued as an event, if not served yet (``poll`` raises it)."""
         if self.producer is None:
             return None
@@ -242,10 +246,10 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             if isinstance(error, KafkaError) and error.fatal():
                 return error
         except Exception:  # only looking for the cause: the task fails either way
-            log.debug("%s Could not serve the producer's events", self.id, exc_info=True)
+            log.debug("%s Could not serve the producer's events", self.task_name, exc_info=True)
         return None
 
-    def _translated(self, error: BaseException, what: str) -> Exception:
+    def translated(self, error: BaseException, what: str) -> Exception:
         """A clear ConnectError for a fatal producer error (a SystemError carries it as its context).
 
         Once librdkafka has a fatal error, ``produce`` answers only ``_FATAL``; the cause (e.g.
@@ -256,36 +260,14 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             cause = cause.__context__
         kafka_error = cause.args[0] if cause is not None and cause.args else None
         if isinstance(kafka_error, KafkaError) and kafka_error.code() == KafkaError._FATAL:
-            kafka_error = self._fatal_cause() or kafka_error
+            kafka_error = self.fatal_cause() or kafka_error
         if isinstance(kafka_error, KafkaError) and kafka_error.code() in _FENCED:
-            return ConnectError(f"Task {self.id} was fenced out while trying to {what}: another instance of this "
-                                f"task (or a zombie fencing) has taken over its transactional id "
+            return ConnectError(f"Task {self.task_name} was fenced out while trying to {what}: another instance "
+                                f"of this task (or a zombie fencing) has taken over its transactional id "
                                 f"{self.eos.transactional_id}")
-        return ConnectError(f"Task {self.id} failed to {what}: {cause or error}")
+        return ConnectError(f"Task {self.task_name} failed to {what}: {cause or error}")
 
-    def _loop(self) -> None:
-        producer = self.producer
-        if producer is None:  # stopped before the producer existed
-            return
-        while not self.stopping.is_set():
-            if self.paused:
-                if not self.await_unpaused():
-                    break
-                self._last_txn_commit = time.monotonic()
-            try:
-                records = self.task.poll()
-            except RetriableError as e:
-                log.warning("%s failed to poll records from SourceTask. Will retry operation.", self.id, exc_info=e)
-                records = None
-            if records:
-                self._dispatch(records)
-                producer.poll(0)
-            else:
-                producer.poll(EMPTY_POLL_PAUSE_S)
-            self._check_delivery_errors()
-            self._batch_boundary()
-
-    def _dispatch(self, records: Sequence[SourceRecord]) -> None:
+    def send(self, records: Sequence[SourceRecord]) -> None:
         """Send one poll's records inside the open transaction, splitting at records the task named."""
         transactions = self.transactions
         if (transactions is None or type(records) is SourceRecordBatch
@@ -312,9 +294,9 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         """
         if not self._open:
             self._begin()
-        offsets = _batch_offsets(records)
+        offsets = batch_offsets(records)
         if offsets:
-            writer = self.writer
+            writer = self.task.writer
             for partition, offset in offsets.values():
                 writer.offset(partition, offset)
             if writer.begin_flush():
@@ -322,10 +304,11 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
                 writer.flushed()
                 self._produce_offsets(pending)
                 self._txn_offsets.update(pending)
-        self.send_records(records)
-        if any(not batch.sealed for batch in self._batches):
+        task = self.task
+        task.send_records(records)
+        if any(not batch.sealed for batch in task.submitted):
             self._torn = True  # cancelled mid-batch: part of it is in the transaction
-        self._batches.clear()
+        task.submitted.clear()
 
     def _produce_offsets(self, offsets: dict[bytes, bytes | None]) -> None:
         producer = self.producer
@@ -339,48 +322,46 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         try:
             self.producer.begin_transaction()
         except KafkaException as e:
-            raise ConnectError(f"Task {self.id} failed to begin a transaction: {e}") from e
+            raise ConnectError(f"Task {self.task_name} failed to begin a transaction: {e}") from e
         self._open = True
 
-    def _check_delivery_errors(self) -> None:
+    def check_delivery_errors(self) -> None:
         """A failed record fails the task (its transaction cannot commit), except the records an abort purged."""
-        failures = self._failures
+        failures = self.task.failures
         if failures:
             errors = [b.error for b in failures if not (isinstance(b.error, KafkaError) and b.error.code() in _PURGED)]
             failures.clear()
             if errors:
-                raise ConnectError(f"Task {self.id} failed to write a record, so its transaction cannot commit: "
-                                   f"{errors[0]}")
+                raise ConnectError(f"Task {self.task_name} failed to write a record, so its transaction cannot "
+                                   f"commit: {errors[0]}")
 
-    def _new_topic(self, topic: str) -> None:
+    def check_topic(self, topic: str) -> None:
         if topic == self.eos.offsets_topic:
             # the next poll would read offsets, waiting for the very transaction this record keeps open
             raise ConnectError("Source tasks may not produce to their own offsets topics when exactly-once "
                                "support is enabled")
-        super()._new_topic(topic)
 
-    def _record_callback(self, batch: Any, record: SourceRecord) -> Any:
+    def record_callback(self, batch: SubmittedBatch, record: SourceRecord) -> Callable[[Any, Any], None]:
         """``commit_record`` only after the transaction commits (Kafka's ``committableRecords``)."""
         committable, lock = self._committable, self._committable_lock
+        metadata = self.task.record_metadata
 
         def delivered(err: Any, msg: Any) -> None:
             batch.ack(err, msg)
             if err is None:
-                ts_type, ts = msg.timestamp()
                 with lock:
-                    committable.append((record, RecordMetadata(msg.topic(), msg.partition(), msg.offset(),
-                                                               ts if ts_type else None)))
+                    committable.append((record, metadata(msg)))
 
         return delivered
 
-    def _commit_batch_records(self, records: BytesRecordBatch, offsets: list[int]) -> None:
+    def commit_records(self, records: BytesRecordBatch, offsets: list[int]) -> None:
         """``commit_records`` too only after the transaction commits: the mirror's offset syncs must
         never name a downstream offset of an aborted transaction."""
         with self._committable_lock:
             self._committable_batches.append((records, offsets))
 
     # -- boundaries ----------------------------------------------------------------------------
-    def _batch_boundary(self) -> None:
+    def after_poll(self) -> None:
         boundary = self.boundary
         if boundary is TransactionBoundary.POLL:
             self._commit_transaction()
@@ -402,7 +383,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             if request is not None:
                 self._end_transaction(abort=request == "abort")
             elif final and self._open:
-                log.info("%s Aborting the open transaction the connector did not commit", self.id)
+                log.info("%s Aborting the open transaction the connector did not commit", self.task_name)
                 self._abort_quietly()
         else:
             self._commit_transaction()
@@ -414,12 +395,12 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
     def _end_transaction(self, *, abort: bool) -> None:
         if abort:
             if self._open:
-                log.info("%s Aborting the transaction as requested by the connector", self.id)
+                log.info("%s Aborting the transaction as requested by the connector", self.task_name)
                 producer = self.producer
                 assert producer is not None
                 # everything sent first: an abort purges unsent records, and librdkafka's sequence numbers
                 # then skip them (OUT_OF_ORDER_SEQUENCE_NUMBER on the next transaction)
-                while producer.flush(_RETRY_S) and not self.cancelled:
+                while producer.flush(_RETRY_S) and not self.task.cancelled:
                     pass
                 self._retrying("abort the transaction", producer.abort_transaction)
                 self._open = False
@@ -430,7 +411,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
                     self._begin()
                     self._produce_offsets(self._txn_offsets)
             else:
-                log.warning("%s Ignoring the connector's request to abort the transaction: it is empty", self.id)
+                log.warning("%s Ignoring the connector's request to abort the transaction: it is empty",
+                            self.task_name)
         self._commit_transaction()
 
     def _commit_transaction(self) -> None:
@@ -439,8 +421,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         assert producer is not None
         self._last_txn_commit = time.monotonic()
         if self._torn:
-            raise ConnectError(f"Task {self.id} was stopped in the middle of a batch; its open transaction is "
-                               "abandoned, never committed")
+            raise ConnectError(f"Task {self.task_name} was stopped in the middle of a batch; its open transaction "
+                               "is abandoned, never committed")
         if self._open:
             self._retrying("commit the transaction", producer.commit_transaction)
             self._open = False
@@ -448,23 +430,24 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._commit_task()
 
     def _commit_task(self) -> None:
+        plugin = self.task.task
         with self._committable_lock:
             done, self._committable = self._committable, []
             batches, self._committable_batches = self._committable_batches, []
         for records, offsets in batches:
             try:
-                self.task.commit_records(records, offsets)
+                plugin.commit_records(records, offsets)
             except Exception:
-                log.exception("%s Exception thrown while calling task.commit_records()", self.id)
+                log.exception("%s Exception thrown while calling task.commit_records()", self.task_name)
         for record, metadata in done:
             try:
-                self.task.commit_record(record, metadata)
+                plugin.commit_record(record, metadata)
             except Exception:
-                log.exception("%s Exception thrown while calling task.commit_record()", self.id)
+                log.exception("%s Exception thrown while calling task.commit_record()", self.task_name)
         try:
-            self.task.commit()
+            plugin.commit()
         except Exception:
-            log.exception("%s Exception thrown while calling task.commit()", self.id)
+            log.exception("%s Exception thrown while calling task.commit()", self.task_name)
 
     def _abort_quietly(self) -> None:
         if self.producer is None or not self._open:
@@ -473,7 +456,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             self.producer.abort_transaction(_RETRY_S)
         except KafkaException as e:
             log.info("%s Could not abort the open transaction (%s); the broker aborts it when the task's next "
-                     "instance starts or the transaction times out", self.id, e)
+                     "instance starts or the transaction times out", self.task_name, e)
         self._open = False
 
     def _retrying(self, what: str, call: Callable[..., None]) -> None:
@@ -488,20 +471,11 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
                 return
             except KafkaException as e:
                 error = e.args[0] if e.args else None
-                if isinstance(error, KafkaError) and error.retriable() and not error.fatal() and not self.cancelled:
+                cancelled = self.task.cancelled
+                if isinstance(error, KafkaError) and error.retriable() and not error.fatal() and not cancelled:
                     continue
-                if isinstance(error, KafkaError) and error.code() == KafkaError._TIMED_OUT and not self.cancelled:
+                if isinstance(error, KafkaError) and error.code() == KafkaError._TIMED_OUT and not cancelled:
                     continue
-                raise self._translated(e, what) from e
+                raise self.translated(e, what) from e
             except SystemError as e:  # a fatal error raised while a delivery callback ran
-                raise self._translated(e, what) from e
-
-
-def _batch_offsets(records: Sequence[SourceRecord]) -> dict[str, tuple[Any, Any]]:
-    """The last offset per source partition of one poll's records (of the batch, for the batch types)."""
-    if type(records) is SourceRecordBatch or type(records) is BytesRecordBatch:
-        partition = records.source_partition
-        if partition is None or not len(records):
-            return {}
-        return {_partition_key(partition): (partition, records.last_source_offset)}
-    return _last_offsets(records)
+                raise self.translated(e, what) from e

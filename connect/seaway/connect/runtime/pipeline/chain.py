@@ -7,12 +7,12 @@ the record and ends the chain. Instances are built per task from the connector c
 ``predicates.<alias>.type|*``) and used by that task's thread only.
 
 Fusion: each maximal run of two or more consecutive stages whose transformations are
-built-in SMTs that support it (:func:`seaway.transforms.fusion.is_fusable`) and that have no
-predicate runs as one :class:`~seaway.transforms.fusion.FusedRun`: one generated function
-per input shape, with the stage-by-stage path for whatever that function does not cover, so
-results and errors are exactly those of the stages. User SMTs, stages with a predicate and
-SMTs without fusion support run on their own, as before. ``stages`` stays the list of all
-stages (closing, introspection).
+built-in SMTs that support it (:func:`.fusion.is_fusable`) and that have no predicate runs as
+one :class:`~.fusion.FusedRun`: one generated function per input shape, with the
+stage-by-stage path for whatever that function does not cover, so results and errors are
+exactly those of the stages. User SMTs, stages with a predicate and SMTs without fusion
+support run on their own. ``stages`` stays the list of all stages (closing, introspection);
+:meth:`TransformationChain.reference` is the same stages unfused, the pipeline's reference.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from typing import Any, Generic, cast
 from seaway.connect.api import ConfigError, ConnectRecord, Predicate, Transformation
 from seaway.connect.api.transforms import R
 from seaway.connect.runtime.connector_config import ConnectorConfig
+from seaway.connect.runtime.pipeline.fusion import FusedRun, is_fusable
 from seaway.connect.runtime.plugins import PluginKind, Plugins
-from seaway.transforms.fusion import FusedRun, is_fusable
 
 __all__ = ["TransformationChain", "TransformationStage", "build_chain"]
 
@@ -87,9 +87,12 @@ class TransformationChain(Generic[R]):
 
     def __init__(self, stages: Sequence[TransformationStage[R]] = (), fuse: bool = True) -> None:
         self.stages = list(stages)
-        self._steps = _steps(self.stages, fuse)
+        self.fused = fuse
+        self.steps = _steps(self.stages, fuse)
+        """What :meth:`apply` runs: single stages and fused runs (for tests and introspection)."""
         # the usual fused chain is one step: called directly, without the loop
-        self._single = self._steps[0] if len(self._steps) == 1 else None
+        self._single = self.steps[0] if len(self.steps) == 1 else None
+        self._reference: TransformationChain[R] | None = None if fuse else self
 
     def __bool__(self) -> bool:
         return bool(self.stages)
@@ -98,12 +101,19 @@ class TransformationChain(Generic[R]):
         single = self._single
         if single is not None:
             return single(record)
-        for step in self._steps:
+        for step in self.steps:
             out = step(record)
             if out is None:
                 return None
             record = out
         return record
+
+    def reference(self) -> TransformationChain[R]:
+        """The same stage instances, each run on its own (no fusion): what fused runs must equal."""
+        reference = self._reference
+        if reference is None:
+            reference = self._reference = TransformationChain(self.stages, fuse=False)
+        return reference
 
     def close(self) -> None:
         for stage in self.stages:
