@@ -66,6 +66,7 @@ else
       connectors/spark-source) what="format(\"seaway\") for PySpark (reads and writes topics)" ;;
       connectors/s3) what="S3 sink (boto3, pyarrow)" ;;
       connectors/jdbc) what="JDBC source and sink (SQLAlchemy, psycopg, PyMySQL)" ;;
+      connectors/lake-tables) what="Iceberg and Delta table sinks (pyiceberg, deltalake)" ;;
       connectors/lake-common) what="what the lake sinks share (pyarrow)" ;;
       connectors/mirror) what="MirrorMaker 2" ;;
       connectors/file) what="FileStream source and sink" ;;

@@ -35,6 +35,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "mirror": ("seaway.cli.mirror", "run MirrorMaker 2 between Kafka clusters (dedicated mode, mm2.properties)"),
     "up": ("seaway.cli.up", "start a broker, schema registry, Connect worker and web console under one data directory"),
     "console": ("seaway.console.cli", "run the web console (connectors, topics and messages, groups and lag, schemas)"),
+    "lake": ("seaway.connectors.lake_tables.cli", "compact and expire the Iceberg and Delta tables the table sinks "
+             "write (seaway-connector-lake-tables)"),
 }
 
 
