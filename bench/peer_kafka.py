@@ -3,29 +3,54 @@
 Run from the repository root (Kafka's jars are fetched with Maven on first use)::
 
     .venv/bin/python bench/peer_kafka.py [--quick] [--repeat N] [--skip broker|connect]
+        [--cases librdkafka,java-produce,java-consume,many,e2e,rebalance,tls] [--extra-seaway KEY=VALUE]
 
 Brokers: a single-node KRaft Apache Kafka broker (``tests.peer.apache_kafka``: storage
 formatted, server.properties written, ``-Xmx1g -Xms1g`` as ``kafka-server-start.sh``
 gives it) and a Seaway broker (``tests.support.broker``), both on loopback with data on
-the same disk and the same group settings. Every workload runs against one, then the
-other (the order alternates each round), ``--repeat`` rounds; the best run of each side
-is kept (the fastest rate, the lowest time). For each case it prints Seaway's and
-Kafka's figure and Seaway / Kafka:
+the same disk and the same group settings, each with a PLAINTEXT and an SSL listener (one
+certificate, ECDSA P-256, made by ``tests/support/tls_material.py``). Every workload runs
+against one, then the other (the order alternates each round), ``--repeat`` rounds. For
+each case it prints the best run of each side (the fastest rate, the lowest time), Seaway /
+Kafka of those, the range of the per-round ratios (each Seaway run against the Kafka run of
+the same round: the load of this shared machine moves both), and each side's broker CPU
+per record (the mean over the rounds, from /proc). Cases (``--cases``, default all):
 
-- ``produce``: confluent-kafka (librdkafka) ``produce()`` of 100 B and 1 KiB records to 1
-  and 6 partitions, acks=1 and acks=all (linger.ms 10, batch.size 1 MB, no compression),
-  timed from the first call to the end of ``flush()``;
-- ``fetch``: a confluent-kafka consumer ``assign()``-ed from the beginning reading what
-  the acks=all case wrote;
-- ``perf-producer`` / ``perf-consumer``: Kafka's own ``ProducerPerformance`` and
-  ``ConsumerPerformance`` (kafka-producer-perf-test / kafka-consumer-perf-test), Java
-  clients with their defaults (acks=all, linger.ms 5, batch.size 16 KiB), 6 partitions;
-- ``e2e latency``: Kafka's ``EndToEndLatency`` tool (one record at a time, produce then
-  poll until it arrives; acks=1, 100 B): average, p50 and p99 in ms;
+- ``librdkafka``: confluent-kafka ``produce()`` of 100 B and 1 KiB records to 1 and 6
+  partitions, acks=1 and acks=all (linger.ms 10, batch.size 1 MB, no compression), timed
+  from the first call to the end of ``flush()``; then ``fetch``: a consumer ``assign()``-ed
+  from the beginning reading what the acks=all case wrote, with librdkafka's defaults, timed
+  from the first record to the last (its start-up, ~0.5 s of its own timers before the first
+  ListOffsets, is left out), in batches of at most 10,000 records (a ``consume()`` asking for
+  more than remain would wait out its timeout). ``stalls`` counts the pauses of 0.5 s or more:
+  librdkafka stops fetching for ``fetch.queue.backoff.ms`` (1 s) whenever its prefetch queue
+  holds ``queued.min.messages`` (100,000) or ``queued.max.messages.kbytes`` (64 MiB), which
+  happens when the broker streams faster than the application takes records; the 1 KiB x 1
+  partition case runs again with ``fetch.queue.backoff.ms=10`` (as Seaway's Connect tasks
+  set it), which measures the stream without those pauses;
+- ``java-produce``: Kafka's own ``ProducerPerformance`` (kafka-producer-perf-test), the Java
+  producer with its defaults (idempotent, linger.ms 5, batch.size 16 KiB, 5 requests in
+  flight), 100 B and 1 KiB, 1 and 6 partitions, acks=1 and acks=all: records/s and the
+  tool's p99 latency (send to acknowledgement, so it includes time queued in the producer);
+- ``java-consume``: ``ConsumerPerformance`` (kafka-consumer-perf-test) reading the acks=all
+  6-partition topics;
+- ``many``: 50 Java producers (each its own connection, client defaults) sending 1,000
+  records/s each (100 B, 6 partitions) and one Java consumer, in one JVM
+  (``bench/java/ManyProducers.java``): end-to-end latency (send to the consumer's poll)
+  p50 / p99 / p99.9 and acknowledgement p99, over all records but the first and last second;
+- ``e2e``: Kafka's ``EndToEndLatency`` tool (one record at a time, produce then poll until it
+  arrives; acks=1, 100 B): average and p99 in ms;
 - ``rebalance``: two confluent-kafka consumers (range assignor, heartbeat 100 ms) on a
   6-partition topic: first join until assigned, second join until both hold 3, second
   close until the first holds 6 again;
-- each broker's CPU seconds in each case and its RSS (now and peak ``VmHWM``), from /proc.
+- ``tls``: over each broker's SSL listener: librdkafka produce of 1 KiB records to 6
+  partitions (acks=all) and fetch of 1 KiB from 1 partition, and the Java producer's
+  defaults at 1 KiB x 6 partitions; with the plaintext case of the same round beside it,
+  the share of the plaintext rate kept and the broker CPU that TLS adds per GiB;
+- each broker's RSS (now and peak ``VmHWM``) after the run.
+
+``--extra-seaway KEY=VALUE`` adds a third side, a Seaway broker with that override (e.g.
+``socket.send.buffer.bytes=-1``), run in the same rounds.
 
 Connect (``--skip connect`` to leave out): Apache Kafka's distributed Connect worker and
 Seaway's, each on the Apache Kafka broker (the neutral ground) with the same worker
@@ -35,9 +60,10 @@ the last, so start-up is not in the rate), and task failover after ``kill -9`` o
 two workers (a 2-task FileStreamSink), whose floor is session.timeout.ms +
 scheduled.rebalance.max.delay.ms (3 s + 2 s).
 
-Targets (reported, not asserted; issue 17): Seaway's broker >= 1.0x Kafka's produce and
-fetch throughput, e2e p99 <= Kafka's, RSS <= 1/4 of Kafka's; Seaway's worker >= 1.0x
-Kafka Connect's FileStream throughput, create -> RUNNING <= Kafka Connect's.
+Targets (reported, not asserted; issues 17 and 34): Seaway's broker >= 1.0x Kafka's
+throughput in every case, TLS included, p99 <= Kafka's, RSS <= 1/4 of Kafka's, CPU per
+record no worse than before; Seaway's worker >= 1.0x Kafka Connect's FileStream
+throughput, create -> RUNNING <= Kafka Connect's.
 """
 
 from __future__ import annotations
@@ -46,6 +72,7 @@ import argparse
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -70,25 +97,32 @@ from tests.peer.apache_kafka import (
     KafkaBroker,
     KafkaConnect,
     ProcStats,
+    _tool_log4j,
     create_internal_topics,
     proc_stats,
     run_tool,
 )
-from tests.peer.jars import ensure_jars, kafka_version
+from tests.peer.jars import classpath, ensure_jars, kafka_version
 from tests.support.broker import BrokerProcess
+from tests.support.tls_material import Material, make_material
 
 BROKER_SETTINGS = {"group.initial.rebalance.delay.ms": "0", "group.min.session.timeout.ms": "1000",
                    "auto.create.topics.enable": "false", "num.partitions": "1"}
 """The same on both brokers: rebalances start at once, so the protocol is what is timed."""
 
+CASE_GROUPS = ("librdkafka", "java-produce", "java-consume", "many", "e2e", "rebalance", "tls")
+JAVA_SOURCE = Path(__file__).resolve().parent / "java" / "ManyProducers.java"
+GIB = 1 << 30
+
 
 @dataclass
 class Side:
-    """One broker under test: its name, address and process id (for /proc)."""
+    """One broker under test: its name, PLAINTEXT and SSL addresses, process id (for /proc)."""
 
     name: str
     bootstrap: str
     pid: int
+    ssl_bootstrap: str = ""
 
     def stats(self) -> ProcStats:
         return proc_stats(self.pid)
@@ -96,32 +130,66 @@ class Side:
 
 @dataclass
 class Figure:
-    """The best run of a case on one side: ``value`` (rate or time), its unit, the broker CPU."""
+    """One run of a case on one side: ``value`` (rate or time), its unit, the broker CPU."""
 
     value: float
     unit: str
     cpu: float = 0.0
     note: str = ""
+    records: int = 0
+    """Records the run moved (for the broker CPU per record; 0: not a per-record case)."""
+    nbytes: int = 0
+    """Bytes of record values the run moved (for the broker CPU per GiB)."""
 
 
 @dataclass
 class Case:
+    """Every run of a case, per side, in round order (None: that side's run failed)."""
+
     name: str
     higher_is_better: bool
-    figures: dict[str, Figure] = field(default_factory=dict)
+    runs: dict[str, list[Figure | None]] = field(default_factory=dict)
 
-    def offer(self, side: str, figure: Figure) -> None:
-        best = self.figures.get(side)
-        if best is None or (figure.value > best.value if self.higher_is_better else figure.value < best.value):
-            self.figures[side] = figure
+    def offer(self, side: str, figure: Figure | None) -> None:
+        self.runs.setdefault(side, []).append(figure)
+
+    def best(self, side: str) -> Figure | None:
+        figures = [f for f in self.runs.get(side, []) if f is not None]
+        if not figures:
+            return None
+        return (max if self.higher_is_better else min)(figures, key=lambda f: f.value)
+
+    def round_ratios(self, side: str, base: str = "kafka") -> list[float]:
+        """``side`` / ``base`` of each round both ran (same round: the same load on the machine)."""
+        return [a.value / b.value for a, b in zip(self.runs.get(side, []), self.runs.get(base, []), strict=False)
+                if a is not None and b is not None and b.value]
+
+    def cpu_per_record_us(self, side: str) -> float | None:
+        figures = [f for f in self.runs.get(side, []) if f is not None and f.records]
+        if not figures:
+            return None
+        return 1e6 * sum(f.cpu for f in figures) / sum(f.records for f in figures)
 
 
 # --- broker workloads (each returns a Figure; the caller adds the broker's CPU) ------------------
 
-def librdkafka_produce(bootstrap: str, topic: str, partitions: int, size: int, count: int, acks: str) -> Figure:
+def _tls(material: Material | None) -> dict[str, str]:
+    """confluent-kafka settings for an SSL listener (none for PLAINTEXT)."""
+    return {} if material is None else {"security.protocol": "SSL", "ssl.ca.location": str(material.ca)}
+
+
+def _java_tls(material: Material | None) -> list[str]:
+    """Java client settings (``k=v``) for an SSL listener: the CA as a PEM truststore."""
+    if material is None:
+        return []
+    return ["security.protocol=SSL", "ssl.truststore.type=PEM", f"ssl.truststore.location={material.ca}"]
+
+
+def librdkafka_produce(bootstrap: str, topic: str, partitions: int, size: int, count: int, acks: str,
+                       material: Material | None = None) -> Figure:
     producer = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 10, "batch.size": 1_000_000,
                          "compression.type": "none", "queue.buffering.max.messages": 2_000_000,
-                         "queue.buffering.max.kbytes": 2_000_000, "log_level": 4})
+                         "queue.buffering.max.kbytes": 2_000_000, "log_level": 4, **_tls(material)})
     value = (bytes(range(256)) * (size // 256 + 1))[:size]
     failures: list[object] = []
 
@@ -145,43 +213,62 @@ def librdkafka_produce(bootstrap: str, topic: str, partitions: int, size: int, c
     elapsed = time.perf_counter() - t0
     if failures:
         raise RuntimeError(f"delivery failed: {failures[0]}")
-    return Figure(count / elapsed, "rec/s", note=f"{count * size / elapsed / MIB:.0f} MiB/s")
+    return Figure(count / elapsed, "rec/s", note=f"{count * size / elapsed / MIB:.0f} MiB/s", records=count,
+                  nbytes=count * size)
 
 
-def librdkafka_fetch(bootstrap: str, topic: str, partitions: int, count: int) -> Figure:
+def librdkafka_fetch(bootstrap: str, topic: str, partitions: int, count: int,
+                     material: Material | None = None, **settings: Any) -> Figure:
+    """Records/s from the first record to the last (see the module docstring), and the stalls."""
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-{uuid.uuid4().hex[:8]}",
-                         "enable.auto.commit": False, "log_level": 4})
+                         "enable.auto.commit": False, "log_level": 4, **_tls(material), **settings})
     consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
-    seen = nbytes = 0
+    seen = nbytes = stalls = first_batch = 0
     t0 = time.perf_counter()
+    first = last = 0.0
     try:
         while seen < count and time.perf_counter() - t0 < 120:
-            for msg in consumer.consume(num_messages=100_000, timeout=1.0):
+            asked = time.perf_counter()
+            batch = consumer.consume(num_messages=min(10_000, count - seen), timeout=1.0)
+            if not batch:
+                continue
+            if seen == 0:
+                first, first_batch = time.perf_counter(), len(batch)
+            elif time.perf_counter() - asked >= 0.5:
+                stalls += 1
+            for msg in batch:
                 if msg.error():
                     raise RuntimeError(str(msg.error()))
                 nbytes += len(msg.value() or b"")
                 seen += 1
-        elapsed = time.perf_counter() - t0
+            last = time.perf_counter()
     finally:
         consumer.close()
     if seen < count:
         raise RuntimeError(f"consumed {seen} of {count}")
-    return Figure(seen / elapsed, "rec/s", note=f"{nbytes / elapsed / MIB:.0f} MiB/s")
+    elapsed = max(last - first, 1e-6)
+    # The first batch arrived at ``first``: the rate is over the records after it.
+    return Figure((seen - first_batch) / elapsed, "rec/s", records=seen, nbytes=nbytes,
+                  note=f"{nbytes / elapsed / MIB:.0f} MiB/s, {stalls} stalls, first record after {first - t0:.2f} s")
 
 
 _PERF_PRODUCER = re.compile(r"(\d+) records sent, ([\d.]+) records/sec \(([\d.]+) MB/sec\), ([\d.]+) ms avg latency, "
                             r"([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th")
 
 
-def perf_producer(bootstrap: str, topic: str, size: int, count: int) -> Figure:
+def perf_producer(bootstrap: str, topic: str, size: int, count: int, acks: str = "all",
+                  material: Material | None = None) -> tuple[Figure, Figure]:
+    """ProducerPerformance with the Java producer's defaults: (records/s, p99 ms)."""
     done = run_tool("org.apache.kafka.tools.ProducerPerformance", "--topic", topic, "--num-records", str(count),
                     "--record-size", str(size), "--throughput", "-1", "--producer-props",
-                    f"bootstrap.servers={bootstrap}", timeout=300)
+                    f"bootstrap.servers={bootstrap}", f"acks={acks}", *_java_tls(material), timeout=600)
     found = list(_PERF_PRODUCER.finditer(done.stdout))
     if done.returncode != 0 or not found:
         raise RuntimeError(f"ProducerPerformance failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     m = found[-1]
-    return Figure(float(m[2]), "rec/s", note=f"{float(m[3]):.0f} MB/s, latency avg {m[4]} p99 {m[8]} ms")
+    rate = Figure(float(m[2]), "rec/s", note=f"{float(m[3]):.0f} MB/s, latency avg {m[4]} p50 {m[6]} p99 {m[8]} ms",
+                  records=count, nbytes=count * size)
+    return rate, Figure(float(m[8]), "ms", note=f"avg {m[4]} ms, max {m[5]} ms")
 
 
 def perf_consumer(bootstrap: str, topic: str, count: int) -> Figure:
@@ -194,7 +281,39 @@ def perf_consumer(bootstrap: str, topic: str, count: int) -> Figure:
     # start, end, MB, MB/s, nMsg, nMsg/s, rebalance ms, fetch ms, fetch MB/s, fetch nMsg/s
     if int(float(row[4])) < count:
         raise RuntimeError(f"ConsumerPerformance read {row[4]} of {count}")
-    return Figure(float(row[9]), "rec/s", note=f"{float(row[8]):.0f} MB/s (after its {row[6]} ms group join)")
+    return Figure(float(row[9]), "rec/s", note=f"{float(row[8]):.0f} MB/s (after its {row[6]} ms group join)",
+                  records=count)
+
+
+def compile_java(folder: Path) -> Path:
+    """``bench/java/ManyProducers.java`` compiled against Kafka's jars into ``folder``."""
+    out = folder / "java"
+    out.mkdir(exist_ok=True)
+    done = subprocess.run(["javac", "-d", str(out), "-cp", classpath(), str(JAVA_SOURCE)],
+                          capture_output=True, text=True, timeout=180, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"javac ManyProducers failed:\n{done.stderr[-3000:]}")
+    return out
+
+
+def many_producers(compiled: Path, bootstrap: str, topic: str, producers: int, rate: int, seconds: int,
+                   size: int) -> dict[str, Figure]:
+    """``ManyProducers``: e2e p50/p99/p99.9 and ack p99 (ms), every record delivered."""
+    done = subprocess.run(
+        ["java", "-Xmx1g", "-XX:+UseG1GC", _tool_log4j(), "-cp", f"{compiled}:{classpath()}", "ManyProducers",
+         bootstrap, topic, str(producers), str(rate), str(seconds), str(size)],
+        capture_output=True, text=True, timeout=seconds + 180, check=False)
+    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+    if done.returncode != 0 or "e2e_ms" not in lines or lines["e2e_ms"] == "none":
+        raise RuntimeError(f"ManyProducers failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}")
+    sent, acked, received = int(lines["sent"]), int(lines["acked"]), int(lines["received"])
+    if not sent == acked == received:
+        raise RuntimeError(f"ManyProducers: sent {sent}, acked {acked}, received {received}")
+    p50, p99, p999, top = (float(v) for v in lines["e2e_ms"].split())
+    ack = [float(v) for v in lines["ack_ms"].split()]
+    note = f"{sent} records, e2e max {top:.1f} ms"
+    return {"e2e p50": Figure(p50, "ms", note=note), "e2e p99": Figure(p99, "ms", note=note, records=sent),
+            "e2e p99.9": Figure(p999, "ms", note=note), "ack p99": Figure(ack[1], "ms", note=f"ack p50 {ack[0]} ms")}
 
 
 _E2E_AVG = re.compile(r"Avg latency: ([\d.]+) ms")
@@ -251,68 +370,172 @@ def rebalance(bootstrap: str, topic: str) -> tuple[Figure, Figure, Figure]:
 
 # --- the broker run -------------------------------------------------------------------------
 
-def run_brokers(args: argparse.Namespace, sides: list[Side]) -> list[Case]:
+def run_brokers(args: argparse.Namespace, sides: list[Side], material: Material, folder: Path) -> list[Case]:
     n100, n1k = (200_000, 50_000) if args.quick else (1_000_000, 250_000)
     perf_n = 300_000 if args.quick else 2_000_000
     e2e_n = 500 if args.quick else 5_000
+    many_s = 8 if args.quick else 20
+    groups = set(args.cases)
+    compiled = compile_java(folder) if "many" in groups else None
     cases: dict[str, Case] = {}
 
     def case(name: str, higher: bool = True) -> Case:
         return cases.setdefault(name, Case(name, higher))
 
-    def timed(side: Side, name: str, higher: bool, work: Callable[[], Figure]) -> None:
+    def timed(side: Side, name: str, higher: bool, work: Callable[[], Figure]) -> Figure | None:
+        """Run ``work`` on ``side`` and file it; a failure is printed and filed as None (the run goes on)."""
         cpu0 = side.stats().cpu_seconds
-        figure = work()
-        figure.cpu = side.stats().cpu_seconds - cpu0
+        try:
+            figure: Figure | None = work()
+        except (RuntimeError, subprocess.TimeoutExpired) as exc:
+            print(f"  {side.name:<7} {name:<40} FAILED: {exc}", flush=True)
+            figure = None
+        if figure is not None:
+            figure.cpu = side.stats().cpu_seconds - cpu0
+            print(f"  {side.name:<7} {name:<40} {fmt(figure)}  [broker cpu {figure.cpu:.2f} s]", flush=True)
         case(name, higher).offer(side.name, figure)
-        print(f"  {side.name:<7} {name:<38} {fmt(figure)}  [broker cpu {figure.cpu:.2f} s]", flush=True)
+        return figure
+
+    def topic_on(side: Side, prefix: str, partitions: int) -> str:
+        topic = f"{prefix}-{uuid.uuid4().hex[:6]}"
+        create_topic(side.bootstrap, topic, partitions)
+        return topic
 
     for r in range(args.repeat):
-        order = sides if r % 2 == 0 else sides[::-1]
+        order = sides[r % len(sides):] + sides[:r % len(sides)]
         print(f"round {r + 1}/{args.repeat}", flush=True)
-        for size, count in ((100, n100), (1024, n1k)):
-            for partitions in (1, 6):
-                for acks in ("1", "all"):
-                    for side in order:
-                        topic = f"produce-{size}-{partitions}-{acks}-{uuid.uuid4().hex[:6]}"
-                        create_topic(side.bootstrap, topic, partitions)
-                        label = f"produce {size:>4} B x{partitions}p acks={acks}"
-                        timed(side, label, True,
-                              partial(librdkafka_produce, side.bootstrap, topic, partitions, size, count, acks))
-                        if acks == "all":
-                            timed(side, f"fetch {size:>4} B x{partitions}p", True,
-                                  partial(librdkafka_fetch, side.bootstrap, topic, partitions, count))
-                        delete_topic(side.bootstrap, topic)
-        for size in (100, 1024):
-            for side in order:
-                topic = f"perf-{size}-{uuid.uuid4().hex[:6]}"
-                create_topic(side.bootstrap, topic, 6)
+        if "librdkafka" in groups:
+            for size, count in ((100, n100), (1024, n1k)):
+                for partitions in (1, 6):
+                    for acks in ("1", "all"):
+                        for side in order:
+                            topic = topic_on(side, f"produce-{size}-{partitions}-{acks}", partitions)
+                            timed(side, f"produce {size:>4} B x{partitions}p acks={acks}", True,
+                                  partial(librdkafka_produce, side.bootstrap, topic, partitions, size, count, acks))
+                            if acks == "all":
+                                timed(side, f"fetch {size:>4} B x{partitions}p", True,
+                                      partial(librdkafka_fetch, side.bootstrap, topic, partitions, count))
+                            if acks == "all" and (size, partitions) == (1024, 1):  # without the 1 s stalls
+                                timed(side, "fetch 1024 B x1p, fetch.queue.backoff.ms=10", True,
+                                      partial(librdkafka_fetch, side.bootstrap, topic, partitions, count,
+                                              **{"fetch.queue.backoff.ms": 10}))
+                            delete_topic(side.bootstrap, topic)
+        if "java-produce" in groups or "java-consume" in groups:
+            for size in (100, 1024):
                 n = perf_n if size == 100 else perf_n // 4
-                timed(side, f"perf-producer {size:>4} B x6p acks=all", True,
-                      partial(perf_producer, side.bootstrap, topic, size, n))
-                timed(side, f"perf-consumer {size:>4} B x6p", True, partial(perf_consumer, side.bootstrap, topic, n))
+                for partitions in (1, 6):
+                    for acks in ("1", "all"):
+                        if "java-produce" not in groups and (partitions, acks) != (6, "all"):
+                            continue
+                        for side in order:
+                            topic = topic_on(side, f"perf-{size}-{partitions}-{acks}", partitions)
+                            label = f"java producer {size:>4} B x{partitions}p acks={acks}"
+                            got: list[Figure] = []
+
+                            def produce(side: Side = side, topic: str = topic, size: int = size, n: int = n,
+                                        acks: str = acks, got: list[Figure] = got) -> Figure:
+                                rate, p99 = perf_producer(side.bootstrap, topic, size, n, acks)
+                                got.append(p99)
+                                return rate
+
+                            timed(side, label, True, produce)
+                            case(f"{label} p99", False).offer(side.name, got[0] if got else None)
+                            if "java-consume" in groups and (partitions, acks) == (6, "all") and got:
+                                timed(side, f"java consumer {size:>4} B x6p", True,
+                                      partial(perf_consumer, side.bootstrap, topic, n))
+                            delete_topic(side.bootstrap, topic)
+        if "many" in groups and compiled is not None:
+            for side in order:
+                topic = topic_on(side, "many", 6)
+                cpu0 = side.stats().cpu_seconds
+                label = "50 producers x 1000 rec/s, 100 B"
+                try:
+                    figures: dict[str, Figure] | None = many_producers(compiled, side.bootstrap, topic, 50, 1000,
+                                                                       many_s, 100)
+                except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                    print(f"  {side.name:<7} {label} FAILED: {exc}", flush=True)
+                    figures = None
+                cpu = side.stats().cpu_seconds - cpu0
+                for what in ("e2e p50", "e2e p99", "e2e p99.9", "ack p99"):
+                    figure = None if figures is None else figures[what]
+                    if figure is not None:
+                        figure.cpu = cpu
+                    case(f"{label}: {what}", False).offer(side.name, figure)
+                if figures is not None:
+                    print(f"  {side.name:<7} {label}: e2e p50 / p99 / p99.9 {figures['e2e p50'].value:.2f} / "
+                          f"{figures['e2e p99'].value:.2f} / {figures['e2e p99.9'].value:.2f} ms, ack p99 "
+                          f"{figures['ack p99'].value:.2f} ms ({figures['e2e p99'].note})  [broker cpu {cpu:.2f} s]",
+                          flush=True)
                 delete_topic(side.bootstrap, topic)
-        for side in order:
-            topic = f"e2e-{uuid.uuid4().hex[:6]}"
-            create_topic(side.bootstrap, topic, 1)
-            cpu0 = side.stats().cpu_seconds
-            avg, p99 = e2e_latency(side.bootstrap, topic, e2e_n)
-            avg.cpu = p99.cpu = side.stats().cpu_seconds - cpu0
-            case("e2e latency avg (EndToEndLatency)", False).offer(side.name, avg)
-            case("e2e latency p99 (EndToEndLatency)", False).offer(side.name, p99)
-            print(f"  {side.name:<7} e2e latency avg / p99                  {avg.value:.3f} / {p99.value:.0f} ms "
-                  f"({avg.note})", flush=True)
-            delete_topic(side.bootstrap, topic)
-        for side in order:
-            topic = f"rebalance-{uuid.uuid4().hex[:6]}"
-            create_topic(side.bootstrap, topic, 6)
-            join, second, leave = rebalance(side.bootstrap, topic)
-            for label, figure in (("first join", join), ("second joins", second), ("second leaves", leave)):
-                case(f"rebalance: {label}", False).offer(side.name, figure)
-            print(f"  {side.name:<7} rebalance join / second / leave         {join.value:.3f} / {second.value:.3f} / "
-                  f"{leave.value:.3f} s", flush=True)
-            delete_topic(side.bootstrap, topic)
+        if "e2e" in groups:
+            for side in order:
+                topic = topic_on(side, "e2e", 1)
+                cpu0 = side.stats().cpu_seconds
+                avg, p99 = e2e_latency(side.bootstrap, topic, e2e_n)
+                avg.cpu = p99.cpu = side.stats().cpu_seconds - cpu0
+                case("e2e latency avg (EndToEndLatency)", False).offer(side.name, avg)
+                case("e2e latency p99 (EndToEndLatency)", False).offer(side.name, p99)
+                print(f"  {side.name:<7} e2e latency avg / p99                  {avg.value:.3f} / {p99.value:.0f} ms "
+                      f"({avg.note})", flush=True)
+                delete_topic(side.bootstrap, topic)
+        if "rebalance" in groups:
+            for side in order:
+                topic = topic_on(side, "rebalance", 6)
+                join, second, leave = rebalance(side.bootstrap, topic)
+                for label, figure in (("first join", join), ("second joins", second), ("second leaves", leave)):
+                    case(f"rebalance: {label}", False).offer(side.name, figure)
+                print(f"  {side.name:<7} rebalance join / second / leave         {join.value:.3f} / "
+                      f"{second.value:.3f} / {leave.value:.3f} s", flush=True)
+                delete_topic(side.bootstrap, topic)
+        if "tls" in groups:
+            for side in order:
+                for tls in (None, material):  # plaintext then SSL, same round: the ratio and CPU/GiB added
+                    address = side.bootstrap if tls is None else side.ssl_bootstrap
+                    tag = "SSL" if tls is not None else "PLAINTEXT"
+                    topic = topic_on(side, "tls-produce", 6)
+                    timed(side, f"{tag} produce 1024 B x6p acks=all", True,
+                          partial(librdkafka_produce, address, topic, 6, 1024, n1k, "all", tls))
+                    delete_topic(side.bootstrap, topic)
+                    topic = topic_on(side, "tls-fetch", 1)
+                    librdkafka_produce(side.bootstrap, topic, 1, 1024, n1k, "all")
+                    timed(side, f"{tag} fetch 1024 B x1p", True, partial(librdkafka_fetch, address, topic, 1, n1k, tls))
+                    delete_topic(side.bootstrap, topic)
+                    topic = topic_on(side, "tls-java", 6)
+                    got = []
+
+                    def java(address: str = address, topic: str = topic, tls: Material | None = tls,
+                             got: list[Figure] = got) -> Figure:
+                        rate, p99 = perf_producer(address, topic, 1024, perf_n // 4, "all", tls)
+                        got.append(p99)
+                        return rate
+
+                    timed(side, f"{tag} java producer 1024 B x6p acks=all", True, java)
+                    case(f"{tag} java producer 1024 B x6p acks=all p99", False).offer(side.name,
+                                                                                      got[0] if got else None)
+                    delete_topic(side.bootstrap, topic)
     return list(cases.values())
+
+
+def tls_costs(cases: list[Case], sides: list[str]) -> list[str]:
+    """Per TLS case and side: the share of the plaintext rate kept, and the broker CPU s/GiB TLS adds."""
+    by_name = {c.name: c for c in cases}
+    lines = []
+    for c in cases:
+        if not c.name.startswith("SSL "):
+            continue
+        plain = by_name.get("PLAINTEXT " + c.name[4:])
+        if plain is None or c.name.endswith("p99"):
+            continue
+        for side in sides:
+            kept = [a.value / b.value for a, b in zip(c.runs.get(side, []), plain.runs.get(side, []), strict=False)
+                    if a is not None and b is not None and b.value]
+            added = [(a.cpu / a.nbytes - b.cpu / b.nbytes) * GIB
+                     for a, b in zip(c.runs.get(side, []), plain.runs.get(side, []), strict=False)
+                     if a is not None and b is not None and a.nbytes and b.nbytes]
+            if kept:
+                lines.append(f"{c.name[4:]:<36} {side:<8} SSL/PLAINTEXT {min(kept):.2f}-{max(kept):.2f}   "
+                             f"TLS adds {min(added):.2f}-{max(added):.2f} broker CPU s per GiB")
+    return lines
 
 
 # --- Connect ----------------------------------------------------------------------------------
@@ -537,17 +760,29 @@ def fmt(figure: Figure) -> str:
     return f"{value} {figure.unit:<5}" + (f" ({figure.note})" if figure.note else "")
 
 
-def print_table(title: str, cases: list[Case]) -> None:
+def print_table(title: str, cases: list[Case], sides: list[str] | None = None) -> None:
+    """Best of each side, best/best ratio, the per-round ratios' range, broker CPU µs per record."""
+    sides = sides or ["seaway", "kafka"]
+    others = [s for s in sides if s not in ("seaway", "kafka")]
     print(f"\n{title}")
-    print(f"{'case':<40} {'Seaway':>18} {'Kafka':>18}  Seaway/Kafka   Seaway cpu / Kafka cpu")
+    print(f"{'case':<46} {'Seaway':>14} {'Kafka':>14}  {'S/K best':>8}  {'S/K rounds':>11}   "
+          f"µs cpu/rec S / K" + "".join(f"   {o}: best, S'/K rounds" for o in others))
     for c in cases:
-        s, k = c.figures.get("seaway"), c.figures.get("kafka")
+        s, k = c.best("seaway"), c.best("kafka")
         if s is None or k is None:
             continue
         ratio = s.value / k.value if k.value else float("inf")
-        cpu = f"{s.cpu:.2f} / {k.cpu:.2f} s" if (s.cpu or k.cpu) else ""
-        better = "" if c.higher_is_better else " (lower is better)"
-        print(f"{c.name:<40} {fmt(s)[:18]:>18} {fmt(k)[:18]:>18}  {ratio:>8.2f}{better:<18} {cpu}")
+        rounds = c.round_ratios("seaway")
+        spread = f"{min(rounds):.2f}-{max(rounds):.2f}" if rounds else ""
+        cs, ck = c.cpu_per_record_us("seaway"), c.cpu_per_record_us("kafka")
+        cpu = f"{cs:.2f} / {ck:.2f}" if cs is not None and ck is not None else ""
+        line = f"{c.name:<46} {fmt(s)[:14]:>14} {fmt(k)[:14]:>14}  {ratio:>8.2f}  {spread:>11}   {cpu:<14}"
+        for o in others:
+            b = c.best(o)
+            rr = c.round_ratios(o)
+            if b is not None:
+                line += f"   {fmt(b)[:14]}, {min(rr):.2f}-{max(rr):.2f}" if rr else f"   {fmt(b)[:14]}"
+        print(line + ("" if c.higher_is_better else "  (lower is better)"))
 
 
 def machine() -> str:
@@ -557,37 +792,79 @@ def machine() -> str:
             f"Python {platform.python_version()}; librdkafka {librdkafka_version()[0]}")
 
 
+def start_brokers(folder: Path, material: Material, extra: list[str]) -> tuple[list[Side], list[Any]]:
+    """Kafka and Seaway (and any ``--extra-seaway`` variants), each with PLAINTEXT and SSL listeners."""
+    kafka_ssl = free_port()
+    kafka = KafkaBroker(folder / "kafka", BROKER_SETTINGS)
+    kafka.props.update({
+        "listeners": f"{kafka.props['listeners']},SSL://127.0.0.1:{kafka_ssl}",
+        "advertised.listeners": f"{kafka.props['advertised.listeners']},SSL://127.0.0.1:{kafka_ssl}",
+        "listener.security.protocol.map": f"{kafka.props['listener.security.protocol.map']},SSL:SSL",
+        "ssl.keystore.type": "PEM", "ssl.keystore.location": str(material.server_pem),
+    })
+    kafka.start()
+    sides = [Side("kafka", kafka.bootstrap, kafka.pid, f"127.0.0.1:{kafka_ssl}")]
+    processes: list[Any] = [kafka]
+    tls = {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0", "ssl.keystore.type": "PEM",
+           "ssl.keystore.location": str(material.server_pem)}
+    for name, override in [("seaway", None), *((f"seaway[{e}]", e) for e in extra)]:
+        settings = {**BROKER_SETTINGS, **tls}
+        if override is not None:
+            key, _, value = override.partition("=")
+            settings[key] = value
+        broker = BrokerProcess(folder / name.replace("[", "-").replace("]", "").replace("=", "-"), settings).start()
+        processes.append(broker)
+        assert broker.proc is not None
+        ready = [line for line in broker.output if line.startswith("seaway broker ready on ")][-1]
+        plain, ssl_address = ready.rsplit(" ", 1)[1].strip().split(",")
+        side = Side(name, plain, broker.proc.pid, ssl_address)
+        sides.insert(len(sides) - 1 if name == "seaway" else len(sides), side)
+    return sides, processes
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small volumes, one round (a few minutes)")
-    parser.add_argument("--repeat", type=int, default=None, help="rounds, best kept (default 3, quick 1)")
+    parser.add_argument("--repeat", type=int, default=None, help="rounds (default 3, quick 1)")
     parser.add_argument("--skip", choices=["broker", "connect"], action="append", default=[])
+    parser.add_argument("--cases", default=",".join(CASE_GROUPS),
+                        help=f"broker case groups, comma-separated (default all: {','.join(CASE_GROUPS)})")
+    parser.add_argument("--extra-seaway", action="append", default=[], metavar="KEY=VALUE",
+                        help="also run a Seaway broker with this override (repeatable)")
     args = parser.parse_args()
     args.repeat = args.repeat or (1 if args.quick else 3)
+    args.cases = [c.strip() for c in args.cases.split(",") if c.strip()]
+    unknown = set(args.cases) - set(CASE_GROUPS)
+    if unknown:
+        parser.error(f"unknown case groups {sorted(unknown)}; choose from {', '.join(CASE_GROUPS)}")
     ensure_jars()
     print(machine(), flush=True)
     folder = Path(tempfile.mkdtemp(prefix="seaway-bench-peer-"))
-    kafka = KafkaBroker(folder / "kafka", BROKER_SETTINGS).start()
-    seaway = BrokerProcess(folder / "seaway", BROKER_SETTINGS).start()
-    assert seaway.proc is not None
-    sides = [Side("seaway", seaway.bootstrap, seaway.proc.pid), Side("kafka", kafka.bootstrap, kafka.pid)]
+    material = make_material(folder / "tls")
+    sides, processes = start_brokers(folder, material, args.extra_seaway)
+    kafka = processes[0]
     start_cpu = {s.name: s.stats().cpu_seconds for s in sides}
     try:
-        broker_cases = [] if "broker" in args.skip else run_brokers(args, sides)
+        broker_cases = [] if "broker" in args.skip else run_brokers(args, sides, material, folder)
         memory = {s.name: s.stats() for s in sides}
         connect_cases, worker_memory = ([], {}) if "connect" in args.skip else run_connect(args, kafka, folder)
     finally:
-        seaway.stop()
+        for process in processes[1:]:
+            process.stop()
         kafka.stop()
+        shutil.rmtree(folder, ignore_errors=True)  # the brokers' data: gigabytes after a full run
     print(f"\n{machine()}")
     if broker_cases:
-        print_table("Brokers (best of each side; rates: higher is better)", broker_cases)
+        names = [s.name for s in sides]
+        print_table("Brokers (best of each side; per-round ratios; rates: higher is better)", broker_cases, names)
+        for line in tls_costs(broker_cases, names):
+            print(line)
         s, k = memory["seaway"], memory["kafka"]
         peak = s.peak_rss_bytes / k.peak_rss_bytes
-        print(f"{'broker RSS now / peak (MiB)':<40} {s.rss_bytes / MIB:>10.0f} / {s.peak_rss_bytes / MIB:<5.0f} "
-              f"{k.rss_bytes / MIB:>10.0f} / {k.peak_rss_bytes / MIB:<5.0f}  {peak:>8.2f} (peak; target <= 0.25)")
-        print(f"{'broker CPU s, whole broker run':<40} {s.cpu_seconds - start_cpu['seaway']:>18.1f} "
-              f"{k.cpu_seconds - start_cpu['kafka']:>18.1f}")
+        print(f"{'broker RSS now / peak (MiB)':<46} {s.rss_bytes / MIB:>6.0f} / {s.peak_rss_bytes / MIB:<5.0f} "
+              f"{k.rss_bytes / MIB:>6.0f} / {k.peak_rss_bytes / MIB:<5.0f}  {peak:>8.2f} (peak; target <= 0.25)")
+        print(f"{'broker CPU s, whole broker run':<46} {s.cpu_seconds - start_cpu['seaway']:>14.1f} "
+              f"{k.cpu_seconds - start_cpu['kafka']:>14.1f}")
     if connect_cases:
         print_table("Connect workers on the Apache Kafka broker (worker cpu during source+sink)", connect_cases)
         for name, text in worker_memory.items():

@@ -10,7 +10,8 @@ script:
     ``seaway.broker.connection.KafkaConnection`` does (``_parse`` then ``_handle``): the
     size prefix bounded by ``socket.request.max.bytes``, the API key and version looked
     up in the handler registry, the header's client id and tagged fields, then the
-    generated decoder of that API. A decoded request must also survive a round trip
+    generated decoder of that API (for Produce also the broker's C decoder, which must
+    return the same request or refuse the same input). A decoded request must also survive a round trip
     (encode, decode again, compare), which catches a decoder that reads what the encoder
     would never write.
 :func:`batch_target`
@@ -41,6 +42,7 @@ from seaway.broker.handlers import HANDLERS
 from seaway.broker.log.config import LogConfig
 from seaway.broker.log.record_check import MIN_RECORD_BYTES, WALK_IS_NATIVE, walk_records, walk_records_py
 from seaway.broker.log.validation import validate_batches
+from seaway.broker.wire import decode_produce, decode_produce_py
 from seaway.protocol.compression import compress
 from seaway.protocol.errors import InvalidRecordError, KafkaProtocolError
 from seaway.protocol.primitives import CorruptFrameError, Reader, Writer
@@ -70,6 +72,7 @@ MAX_REQUEST_BYTES = 104_857_600
 _SIZE = struct.Struct(">i")
 _HEADER = struct.Struct(">hhi")
 _API_VERSIONS_KEY = 18
+_PRODUCE_KEY = 0
 
 REQUEST_ERRORS: tuple[type[Exception], ...] = (CorruptFrameError,)
 BATCH_ERRORS: tuple[type[Exception], ...] = (CorruptBatchError, KafkaProtocolError)
@@ -97,10 +100,29 @@ def decode_frame(frame: bytes | memoryview) -> tuple[int, int, Any] | None:
     r.nullable_string(False)  # client id: a classic string in every header version
     if spec.request_flexible(version):
         r.skip_tagged_fields()
+    if api_key == _PRODUCE_KEY:  # the broker decodes Produce in C: held to the generated decoder
+        return api_key, version, _produce_differential(r, version)
     request = spec.request_cls.decode(r, version)
     if r.pos > r.end:
         raise AssertionError(f"{spec.name} v{version}: the decoder claims {r.pos - r.end} bytes past the frame")
     return api_key, version, request
+
+
+def _produce_differential(r: Reader, version: int) -> Any:
+    """The C Produce decoder (what the broker runs) and the generated one: same request or same refusal."""
+    try:
+        native = decode_produce(r.buf, r.pos, version)
+    except CorruptFrameError:
+        native = None
+    try:
+        generated = decode_produce_py(r.buf, r.pos, version)
+    except CorruptFrameError:
+        if native is not None:
+            raise AssertionError(f"Produce v{version}: the C decoder accepted what the generated one refuses") from None
+        raise
+    if native != generated:
+        raise AssertionError(f"Produce v{version}: the C decoder's request differs from the generated one's")
+    return generated
 
 
 def _round_trip(api_key: int, version: int, request: Any) -> None:

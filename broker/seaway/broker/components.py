@@ -12,12 +12,14 @@ from seaway.broker import coordinator, producer
 from seaway.broker.context import BrokerContext
 from seaway.broker.coordinator import txn
 from seaway.broker.log import cleaner
+from seaway.broker.log.log_manager import LOG_START_CHECKPOINT_INTERVAL_KEY
 
 __all__ = ["install"]
 
 
 def install(context: BrokerContext) -> None:
     """Install every component the broker runs with. Layers add themselves here."""
+    context.logs.start_checkpoints(int(context.config.get(LOG_START_CHECKPOINT_INTERVAL_KEY)))
     coordinator.install(context)
     producer.install(context)
     cleaner.install(context)

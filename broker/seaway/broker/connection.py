@@ -89,6 +89,7 @@ from seaway.broker.security.principal import ANONYMOUS, USER_TYPE, KafkaPrincipa
 from seaway.broker.security.sasl import AuthenticationFailed, SaslSession
 from seaway.broker.security.settings import ListenerSecurity
 from seaway.broker.security.tls import peer_subject_dn
+from seaway.broker.wire import decode_produce
 from seaway.protocol.errors import KafkaProtocolError
 from seaway.protocol.primitives import CorruptFrameError, Reader, Writer
 
@@ -99,6 +100,7 @@ log = logging.getLogger("seaway.broker.connection")
 _HEADER = struct.Struct(">hhi")
 _SIZE = struct.Struct(">i")
 _API_VERSIONS_KEY = 18
+_PRODUCE_KEY = 0
 _MAX_QUEUED_FRAMES = 64
 _FAILED_AUTH_LINGER_S = 0.5  # after a failed authentication's answer: see _close_after_flush
 _SCRATCH_BYTES = 64 * 1024
@@ -414,13 +416,14 @@ class KafkaConnection(asyncio.BufferedProtocol):
         Also 0 while this connection waits for request memory: it is not reading because
         the broker told it not to, which is no reason to close it.
         """
-        if (
-            self._frames
-            or self._waiting_for_memory
-            or (self._worker is not None and not self._worker.done())
-        ):
+        if self.busy or self._waiting_for_memory:
             return 0.0
         return now - self.last_active
+
+    @property
+    def busy(self) -> bool:
+        """Whether a request is queued or being worked on."""
+        return bool(self._frames) or (self._worker is not None and not self._worker.done())
 
     def close_idle(self) -> None:
         """Close a connection idle past ``connections.max.idle.ms``, as Kafka's selector does."""
@@ -478,7 +481,10 @@ class KafkaConnection(asyncio.BufferedProtocol):
             client_id = r.nullable_string(False)
             if flexible:
                 r.skip_tagged_fields()
-            request = spec.request_cls.decode(r, version)
+            if api_key == _PRODUCE_KEY:  # the hot path: decoded in C (seaway.broker.wire)
+                request = decode_produce(r.buf, r.pos, version)
+            else:
+                request = spec.request_cls.decode(r, version)
         except (CorruptFrameError, ValueError, IndexError) as exc:
             self._abort(f"malformed {spec.name} v{version}: {exc}")
             return

@@ -150,13 +150,20 @@ class DecompressionQuota:
         self._credit = self._refill() - nbytes
 
     def delay_s(self) -> float:
-        """Seconds until the debt is paid (0.0 when there is none)."""
+        """Seconds until the debt is paid (0.0 when there is none).
+
+        Without a debt at the last charge or refill there is none now (credit only grows
+        until the next charge), so the common case reads no clock; a refill later covers
+        the time skipped exactly (the bucket's cap makes refills path-independent).
+        """
+        if self._credit >= 0:
+            return 0.0
         credit = self._refill()
         return -credit / self.rate if credit < 0 else 0.0
 
     def throttle_time_ms(self) -> int:
         """:meth:`delay_s` in whole milliseconds, rounded up: a response's ``throttle_time_ms``."""
-        return math.ceil(self.delay_s() * 1000)
+        return 0 if self._credit >= 0 else math.ceil(self.delay_s() * 1000)
 
 
 async def append_produced(

@@ -47,6 +47,7 @@ from seaway.broker.security.principal import SslPrincipalMapper
 from seaway.broker.security.settings import broker_tls_settings
 from seaway.broker.security.store import SecurityStore
 from seaway.broker.security.tls import TlsConfigError, build_server_context, certificate_validity_warning
+from seaway.broker.wire import DECODER_IS_NATIVE
 
 __all__ = ["BrokerServer", "run_broker"]
 
@@ -91,6 +92,10 @@ class BrokerServer:
                                      authorizer=authorizer, security_store=store,
                                      principal_mapper=SslPrincipalMapper(str(cfg.get("ssl.principal.mapping.rules"))))
         self._install_components(self.context)
+        if not DECODER_IS_NATIVE:
+            log.warning("Produce requests are decoded in Python (seaway.broker._wire was not compiled at install): "
+                        "each costs several microseconds more; reinstall with a C compiler, or run "
+                        "`python hatch_build.py`")
         self.context.validation_pool = ValidationPool(cfg.num_io_threads)
         try:
             metrics_address = parse_metrics_listener(cfg.metrics_listener)

@@ -34,8 +34,15 @@ def _produce_idempotent(bootstrap: str, topic: str, count: int) -> None:
 
 
 def _replayed(broker: BrokerProcess, topic: str, since: int) -> int:
-    found = [int(m.group(2)) for line in broker.output[since:] if (m := _LOADED.search(line))
-             and m.group(1) == f"{topic}-0"]
+    # The line is logged before the produce is answered, but the broker's output reaches
+    # ``broker.output`` through a reader thread of its own: give it a moment on a busy host.
+    deadline = time.monotonic() + 10
+    while True:
+        found = [int(m.group(2)) for line in broker.output[since:] if (m := _LOADED.search(line))
+                 and m.group(1) == f"{topic}-0"]
+        if found or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     assert found, "the broker did not log loading the producer state:\n" + "".join(broker.output[since:][-20:])
     return found[-1]
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from seaway.broker.log import _record_walk
 from seaway.broker.log.config import LogConfig
 from seaway.broker.log.record_check import RecordSummary, walk_records_py
-from seaway.broker.log.validation import plain_batch, validate_batches
+from seaway.broker.log.validation import batch_limits, single_batch, single_batch_py, validate_batches
 from seaway.protocol.errors import (
     CorruptMessageError,
     InvalidRecordError,
@@ -222,9 +222,10 @@ def test_the_walk_summary() -> None:
     assert summary.keyless == [i for i in range(40) if i % 3]
 
 
-def test_plain_batch_walks_the_records() -> None:
+def test_single_batch_walks_the_records() -> None:
     lying = raw_batch(records_bytes(2) + b"\x00", count=2)
-    assert plain_batch(memoryview(bytearray(lying)), LogConfig(), _now()) is None
+    for check in (single_batch, single_batch_py):  # the C check and its Python reference
+        assert check(memoryview(bytearray(lying)), _now(), *batch_limits(LogConfig())) is None
     with pytest.raises(KafkaProtocolError):
         validate_batches(lying, LogConfig(), _now())
     assert struct.unpack_from(">i", lying, 57)[0] == 2

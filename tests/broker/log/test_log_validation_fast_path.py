@@ -2,11 +2,12 @@
 
 ``validate_batches`` decides from one unpacked header whether a batch is ordinary and
 only then skips the detailed checks. These tests hold it to the rules in its docstring,
-restated here independently, over random header fields; and they check that
-``PartitionLog.append``, the log's one door, answers and stores the same whichever way in
-it takes: its one-call path for a plain batch in a writable request buffer, the general
-validation, or a guard (the producer layer's hook, which gets the same parse and runs
-the write itself).
+restated here independently, over random header fields; hold the one-call check of the
+common case (``single_batch``, in C) to its Python reference and to ``validate_batches``
+over mutated batches; and check that ``PartitionLog.append``, the log's one door, answers
+and stores the same whichever way in it takes: its one-call path for a single batch, the
+general validation, or a guard (the producer layer's hook, which gets the same parse and
+runs the write itself).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from hypothesis import strategies as st
 from seaway.broker.log.config import LogConfig
 from seaway.broker.log.partition_log import AppendResult, PartitionLog
 from seaway.broker.log.segment import PREALLOCATE_BYTES
-from seaway.broker.log.validation import plain_batch, validate_batches
+from seaway.broker.log.validation import batch_limits, single_batch, single_batch_py, validate_batches
 from seaway.protocol.errors import CorruptMessageError, InvalidRecordError, InvalidTimestampError, KafkaProtocolError
 from seaway.protocol.record_batch import BatchHeader, parse_batch_header
 from seaway.protocol.records import Record, build_batch
@@ -98,7 +99,9 @@ def test_fast_checks_refuse_exactly_what_the_rules_refuse(
     )
     data = _patched(attributes, last_delta, base_ts, max_ts, count)
     expected = _expected_error(data, config, allow_control)
-    plain = plain_batch(memoryview(data), config, NOW)  # the one-call path: never looser
+    limits = batch_limits(config)
+    plain = single_batch(memoryview(data), NOW, *limits)  # the one-call path (C): never looser
+    assert plain == single_batch_py(memoryview(data), NOW, *limits)  # and its Python reference agrees
     if expected is None:
         headers = validate_batches(data, config, NOW, allow_control=allow_control)
         assert headers == [parse_batch_header(data)]
@@ -152,19 +155,70 @@ def test_a_guard_gets_the_one_parse_and_its_write_equals_an_unguarded_append(tmp
     two.close()
 
 
-def test_plain_batch_is_only_the_single_ordinary_valid_batch() -> None:
+def test_single_batch_is_only_the_single_valid_uncompressed_batch() -> None:
     config = LogConfig()
-    assert plain_batch(memoryview(BASE), config, NOW) == parse_batch_header(BASE)
-    assert plain_batch(memoryview(BASE + BASE), config, NOW) is None  # two batches
-    assert plain_batch(memoryview(BASE[:-1]), config, NOW) is None  # cut short
-    bad_crc = bytearray(BASE)
-    bad_crc[-1] ^= 1
-    assert plain_batch(memoryview(bad_crc), config, NOW) is None
-    idempotent = bytearray(BASE)
-    idempotent[43:51] = (7).to_bytes(8, "big")
-    idempotent[17:21] = crc32c(bytes(idempotent[21:])).to_bytes(4, "big")
-    assert plain_batch(memoryview(idempotent), config, NOW) is None
-    assert plain_batch(memoryview(BASE), LogConfig(max_message_bytes=len(BASE) - 1), NOW) is None
+    limits = batch_limits(config)
+    for check in (single_batch, single_batch_py):  # the C check and its Python reference
+        assert check(memoryview(BASE), NOW, *limits) == parse_batch_header(BASE)
+        assert check(BASE, NOW, *limits) == parse_batch_header(BASE)  # any buffer: it only reads
+        assert check(memoryview(BASE + BASE), NOW, *limits) is None  # two batches
+        assert check(memoryview(BASE[:-1]), NOW, *limits) is None  # cut short
+        assert check(memoryview(BASE + b"\x00"), NOW, *limits) is None  # a byte after it
+        bad_crc = bytearray(BASE)
+        bad_crc[-1] ^= 1
+        assert check(memoryview(bad_crc), NOW, *limits) is None
+        idempotent = bytearray(BASE)  # a producer id is returned for the producer state to judge
+        idempotent[43:51] = (7).to_bytes(8, "big")
+        idempotent[51:53] = (3).to_bytes(2, "big")
+        idempotent[53:57] = (42).to_bytes(4, "big")
+        idempotent[17:21] = crc32c(bytes(idempotent[21:])).to_bytes(4, "big")
+        header = check(memoryview(idempotent), NOW, *limits)
+        assert header == parse_batch_header(idempotent)
+        assert header is not None and (header.producer_id, header.producer_epoch, header.base_sequence) == (7, 3, 42)
+        assert check(memoryview(BASE), NOW, *batch_limits(LogConfig(max_message_bytes=len(BASE) - 1))) is None
+        keyless = make_batch([b"a"], timestamp=NOW, key=None)  # compacted topics: keyless records decline
+        compacted = batch_limits(LogConfig(cleanup_policy=("compact",)))
+        assert check(memoryview(keyless), NOW, *compacted) is None
+        keyed = build_batch([Record(0, NOW, b"k", b"v")])
+        assert check(memoryview(keyed), NOW, *compacted) == parse_batch_header(keyed)
+        compressed = build_batch([Record(0, NOW, b"k", b"v" * 100)], compression=1)  # gzip: elsewhere
+        assert check(memoryview(compressed), NOW, *limits) is None
+        # A record older (newer) than the header's timestamps say: the records' own times decide.
+        strict = LogConfig(message_timestamp_before_max_ms=1000, message_timestamp_after_max_ms=1000)
+        for late in (NOW - 10**7, NOW + 10**7):
+            lying = build_batch([Record(0, NOW, b"k", b"v"), Record(1, late, b"k", b"v")], max_timestamp=NOW)
+            assert parse_batch_header(lying).base_timestamp == NOW
+            assert check(memoryview(lying), NOW, *batch_limits(strict)) is None
+            with pytest.raises(InvalidTimestampError):
+                validate_batches(lying, strict, NOW)
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_the_c_single_batch_check_agrees_with_the_python_one_and_the_general_checks(data: st.DataObject) -> None:
+    """Bytes mutated anywhere (header, CRC, records; also with a fresh CRC, so the record
+    walk and timestamps decide): the C check returns exactly what its Python reference
+    returns, and never accepts what validate_batches refuses."""
+    batch = bytearray(build_batch([Record(i, NOW - 100 + i, None if i % 2 else b"k%d" % i, b"v" * (i * 13 % 70))
+                                   for i in range(6)], producer_id=data.draw(st.sampled_from([-1, 5])),
+                                  producer_epoch=0, base_sequence=0))
+    for _ in range(data.draw(st.integers(0, 3))):
+        i = data.draw(st.integers(0, len(batch) - 1))
+        batch[i] = data.draw(st.integers(0, 255))
+    if data.draw(st.booleans()):
+        batch[17:21] = crc32c(bytes(batch[21:])).to_bytes(4, "big")
+    cut = data.draw(st.sampled_from([0, 0, 1, 7]))
+    buf = bytes(batch[: len(batch) - cut])
+    config = data.draw(st.sampled_from([
+        LogConfig(), LogConfig(cleanup_policy=("compact",)), LogConfig(message_timestamp_type="LogAppendTime"),
+        LogConfig(message_timestamp_after_max_ms=0, message_timestamp_before_max_ms=50),
+    ]))
+    now = data.draw(st.sampled_from([NOW, NOW - 10**6, NOW + 10**6]))
+    limits = batch_limits(config)
+    native = single_batch(memoryview(buf), now, *limits)
+    assert native == single_batch_py(memoryview(buf), now, *limits)
+    if native is not None:
+        assert validate_batches(buf, config, now) == [native]
 
 
 def test_append_of_a_request_buffer_equals_append_of_bytes_on_every_path(tmp_path: Path) -> None:

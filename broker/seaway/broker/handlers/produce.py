@@ -130,7 +130,11 @@ async def handle_produce(ctx: RequestContext, request: ProduceRequest) -> Produc
                 continue
             try:
                 # A decoded request holds a view of its buffer (RecordsChunk is the fetch side's).
-                result = await append_produced(ctx, plog, records, now, guard)  # type: ignore[arg-type]
+                header = plog.check_single(records, now)  # type: ignore[arg-type]
+                if header is not None:  # the common case, checked in one call: append it here
+                    result = plog.append(records, now_ms=now, guard=guard, validated=[header])  # type: ignore[arg-type]
+                else:  # anything else, compressed batches on the validation threads
+                    result = await append_produced(ctx, plog, records, now, guard)  # type: ignore[arg-type]
             except KafkaProtocolError as exc:
                 parts.append(_error(index, exc))
                 continue

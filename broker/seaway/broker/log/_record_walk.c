@@ -224,9 +224,173 @@ static PyObject *walk(PyObject *self, PyObject *args)
     return Py_BuildValue("(LLN)", (long long)min_ts, (long long)max_ts, list);
 }
 
+/* --- check_batch: the produce path's whole check of one plain batch, in one call --------- */
+
+static PyObject *header_type = NULL; /* seaway.protocol.record_batch.BatchHeader */
+static PyObject *crc_function = NULL; /* crc32c.crc32c: the same CRC32C the Python checks use */
+
+static inline int16_t be16(const unsigned char *p) { return (int16_t)(uint16_t)((p[0] << 8) | p[1]); }
+static inline uint32_t ube32(const unsigned char *p)
+{
+    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
+}
+static inline int32_t be32(const unsigned char *p) { return (int32_t)ube32(p); }
+static inline int64_t be64(const unsigned char *p) { return (int64_t)(((uint64_t)ube32(p) << 32) | ube32(p + 4)); }
+
+#define BATCH_HEADER 61
+#define LOG_OVERHEAD 12
+#define CRC_START 21
+#define ATTR_COMPRESSION 0x07
+#define ATTR_CONTROL 0x20
+#define MIN_RECORD 7
+
+/* Whether a CreateTime ``timestamp`` lies outside [now - before, now + after] (as validation.py). */
+static inline int time_outside(int64_t timestamp, int64_t oldest, int64_t now, int64_t after, int64_t before)
+{
+    return (timestamp >= 0 && (__int128)timestamp - now > after) ||
+           (oldest >= 0 && (__int128)now - oldest > before);
+}
+
+static PyObject *set_types(PyObject *self, PyObject *args)
+{
+    PyObject *cls, *crc;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "O!O", &PyType_Type, &cls, &crc))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)cls, &PyTuple_Type) || !PyCallable_Check(crc)) {
+        PyErr_SetString(PyExc_TypeError, "set_types(BatchHeader, crc32c) needs a tuple type and a callable");
+        return NULL;
+    }
+    Py_INCREF(cls);
+    Py_XSETREF(header_type, cls);
+    Py_INCREF(crc);
+    Py_XSETREF(crc_function, crc);
+    Py_RETURN_NONE;
+}
+
+/* check_batch(buffer, now_ms, max_message_bytes, after_max_ms, before_max_ms, check_time, keyless_refused)
+ *   -> BatchHeader (position 0) | None
+ *
+ * The common case of the produce path: ``buffer`` is exactly one uncompressed, non-control
+ * record batch v2 that passes every check validation.validate_batches makes (length,
+ * magic, max.message.bytes, count against lastOffsetDelta and the bytes, batch and record
+ * CreateTime timestamps when ``check_time``, CRC32C, the record walk, and no keyless
+ * record when ``keyless_refused``: compacted topics). The producer id, epoch and sequence
+ * are returned, not judged: the producer state does that. None means "not that case",
+ * never "invalid": the caller then runs the general checks, which raise the precise
+ * error. Nothing is raised for the bytes' sake and the buffer is only read. */
+static PyObject *check_batch(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)self;
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "check_batch takes 7 arguments");
+        return NULL;
+    }
+    if (header_type == NULL || crc_function == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "check_batch before set_types");
+        return NULL;
+    }
+    long long now = PyLong_AsLongLong(args[1]);
+    long long max_bytes = PyLong_AsLongLong(args[2]);
+    long long after = PyLong_AsLongLong(args[3]);
+    long long before = PyLong_AsLongLong(args[4]);
+    int check_time = PyObject_IsTrue(args[5]);
+    int keyless_refused = PyObject_IsTrue(args[6]);
+    if (PyErr_Occurred())
+        return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned char *d = (const unsigned char *)view.buf;
+    Py_ssize_t end = view.len;
+    PyObject *result = Py_None;
+    IndexArray keyless = {NULL, 0, 0};
+    if (end < BATCH_HEADER)
+        goto done;
+    int64_t base_offset = be64(d), base_ts = be64(d + 27), max_ts = be64(d + 35), producer_id = be64(d + 43);
+    int32_t length = be32(d + 8), leader_epoch = be32(d + 12), last_delta = be32(d + 23);
+    int32_t base_sequence = be32(d + 53), count = be32(d + 57);
+    int16_t attributes = be16(d + 21), producer_epoch = be16(d + 51);
+    int magic = (int)(signed char)d[16];
+    uint32_t crc = ube32(d + 17);
+    if ((int64_t)length + LOG_OVERHEAD != end || magic != 2 || length < BATCH_HEADER - LOG_OVERHEAD ||
+        end > max_bytes || last_delta < 0 || (int64_t)count != (int64_t)last_delta + 1 ||
+        (attributes & (ATTR_CONTROL | ATTR_COMPRESSION)) || count > (end - BATCH_HEADER) / MIN_RECORD)
+        goto done;
+    if (check_time && max_ts >= 0 && time_outside(max_ts, base_ts < max_ts ? base_ts : max_ts, now, after, before))
+        goto done;
+    PyObject *body = PyMemoryView_FromMemory((char *)d + CRC_START, end - CRC_START, PyBUF_READ);
+    if (body == NULL) {
+        result = NULL;
+        goto done;
+    }
+    PyObject *computed = PyObject_CallOneArg(crc_function, body);
+    Py_DECREF(body);
+    if (computed == NULL) {
+        result = NULL;
+        goto done;
+    }
+    unsigned long actual = PyLong_AsUnsignedLong(computed);
+    Py_DECREF(computed);
+    if (actual == (unsigned long)-1 && PyErr_Occurred()) {
+        result = NULL;
+        goto done;
+    }
+    if (actual != crc)
+        goto done;
+    char err[ERRLEN];
+    int64_t min_delta = 0, max_delta = 0;
+    int status = walk_records(d, BATCH_HEADER, end, count, keyless_refused, &keyless, &min_delta, &max_delta, err);
+    if (status == -2) {
+        result = PyErr_NoMemory();
+        goto done;
+    }
+    if (status != 0 || keyless.len)
+        goto done;
+    if (check_time) {
+        __int128 newest = (__int128)base_ts + max_delta, oldest = (__int128)base_ts + min_delta;
+        if ((newest >= 0 && newest - now > after) || (oldest >= 0 && (__int128)now - oldest > before))
+            goto done;
+    }
+    PyObject *items[14] = {
+        PyLong_FromLongLong(base_offset), PyLong_FromLong(length), PyLong_FromLong(leader_epoch),
+        PyLong_FromLong(magic), PyLong_FromUnsignedLong(crc), PyLong_FromLong(attributes),
+        PyLong_FromLong(last_delta), PyLong_FromLongLong(base_ts), PyLong_FromLongLong(max_ts),
+        PyLong_FromLongLong(producer_id), PyLong_FromLong(producer_epoch), PyLong_FromLong(base_sequence),
+        PyLong_FromLong(count), PyLong_FromLong(0),
+    };
+    PyObject *header = NULL;
+    int ok = 1;
+    for (int i = 0; i < 14; i++)
+        ok &= items[i] != NULL;
+    /* Allocated after its items (whose creation never runs the garbage collector on a
+     * half-filled tuple), then filled before anything else can run. */
+    if (ok)
+        header = ((PyTypeObject *)header_type)->tp_alloc((PyTypeObject *)header_type, 14);
+    if (header == NULL) {
+        for (int i = 0; i < 14; i++)
+            Py_XDECREF(items[i]);
+        result = NULL;
+        goto done;
+    }
+    for (int i = 0; i < 14; i++)
+        PyTuple_SET_ITEM(header, i, items[i]);
+    result = header;
+done:
+    PyMem_RawFree(keyless.items);
+    PyBuffer_Release(&view);
+    if (result == Py_None)
+        Py_INCREF(Py_None);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(buffer, start, end, count, keyless[, release_gil]) -> (min_ts_delta, max_ts_delta, keyless)"},
+    {"check_batch", (PyCFunction)(void (*)(void))check_batch, METH_FASTCALL,
+     "check_batch(buffer, now_ms, max_message_bytes, after_max_ms, before_max_ms, check_time, keyless_refused)"
+     " -> BatchHeader | None"},
+    {"set_types", set_types, METH_VARARGS, "set_types(BatchHeader, crc32c): what check_batch builds and calls"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -44,11 +44,20 @@ from seaway.protocol.errors import (
     UnknownTopicOrPartitionError,
 )
 
-__all__ = ["INTERNAL_TOPICS", "LogDirError", "LogManager", "TopicMetadata", "validate_topic_name"]
+__all__ = [
+    "INTERNAL_TOPICS",
+    "LOG_START_CHECKPOINT_INTERVAL_KEY",
+    "LogDirError",
+    "LogManager",
+    "TopicMetadata",
+    "validate_topic_name",
+]
 
 log = logging.getLogger("seaway.broker.log")
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+LOG_START_CHECKPOINT_INTERVAL_KEY = "log.flush.start.offset.checkpoint.interval.ms"
+"""Kafka's interval of the periodic log start offset checkpoint (:meth:`LogManager.start_checkpoints`)."""
 METADATA_FILE = "__seaway_topics.json"
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 META_PROPERTIES = "meta.properties"
@@ -142,6 +151,8 @@ class LogManager:
         self._lock = threading.RLock()
         self._topics: dict[str, TopicMetadata] = {}
         self._logs: dict[tuple[str, int], PartitionLog] = {}
+        self._checkpoints_stop = threading.Event()
+        self._checkpoints: threading.Thread | None = None
 
     # -- loading -------------------------------------------------------------------------
 
@@ -390,13 +401,45 @@ class LogManager:
             except (OSError, SeawayError):
                 log.exception("maintenance of %r failed", partition_log)
 
+    def start_checkpoints(self, interval_ms: int) -> None:
+        """Checkpoint every log's start offset every ``interval_ms`` on a thread, until :meth:`close`.
+
+        Kafka's ``log.flush.start.offset.checkpoint.interval.ms`` (60 s): DeleteRecords moves a
+        log start in memory only, so without this a kill -9 before the next retention pass
+        (``log.retention.check.interval.ms``, 5 minutes) or flush brought the deleted records
+        back. Only logs whose start moved write anything. ``interval_ms`` <= 0: no periodic
+        checkpoint (flushes, retention passes and :meth:`close` still write it).
+        """
+        if interval_ms <= 0 or self._checkpoints is not None:
+            return
+        self._checkpoints = threading.Thread(target=self._checkpoint_loop, args=(interval_ms / 1000.0,),
+                                             name="log-start-offset-checkpoint", daemon=True)
+        self._checkpoints.start()
+
+    def _checkpoint_loop(self, interval_s: float) -> None:
+        while not self._checkpoints_stop.wait(interval_s):
+            self.checkpoint_log_start_offsets()
+
+    def checkpoint_log_start_offsets(self) -> None:
+        """Write the start offset checkpoint of every log whose start moved; one failing log does not stop others."""
+        for partition_log in list(self._logs.values()):
+            try:
+                partition_log.checkpoint_log_start_offset()
+            except OSError:
+                log.exception("log start offset checkpoint of %r failed", partition_log)
+
     def close(self) -> None:
         """Flush and close every log, then mark each log dir as cleanly shut down.
 
         Never raises: a log that fails to close is logged and its dir gets no marker (so
         the next start recovers it, as Kafka leaves a failed dir unmarked); every other
-        log still closes and every other dir is marked. A clean stop exits 0.
+        log still closes and every other dir is marked. A clean stop exits 0. Closing a
+        log checkpoints its start offset (its flush does), as Kafka's shutdown does.
         """
+        self._checkpoints_stop.set()
+        if self._checkpoints is not None:
+            self._checkpoints.join()
+            self._checkpoints = None
         with self._lock:
             logs, self._logs = list(self._logs.values()), {}
         failed: set[Path] = set()

@@ -50,7 +50,7 @@ from seaway.broker.log.recovery import (
 from seaway.broker.log.retention import segments_to_delete
 from seaway.broker.log.segment import Segment, SegmentFile, segment_file_name
 from seaway.broker.log.txn_index import AbortedTxn
-from seaway.broker.log.validation import plain_batch, validate_batches
+from seaway.broker.log.validation import batch_limits, single_batch, validate_batches
 from seaway.protocol.errors import (
     InvalidRecordError,
     KafkaStorageError,
@@ -159,6 +159,8 @@ class PartitionLog:
         self.config = config
         self.topic = topic
         self.partition = partition
+        self.where = f"{topic}-{partition}"
+        """``topic-partition``, as error messages name this log (made once)."""
         self._segments = segments
         self._bases = [s.base_offset for s in segments]
         if segments:
@@ -168,6 +170,7 @@ class PartitionLog:
         self._persisted_log_start_offset = log_start_offset
         self._recovery_point = recovery_point
         self._lock = threading.Lock()
+        self._checkpoint_lock = threading.Lock()  # one log-start checkpoint writer at a time (see close)
         self._unflushed_messages = 0
         self._flush_pending = True
         self._last_flush_ms = _now_ms()
@@ -176,6 +179,7 @@ class PartitionLog:
         self._log_append_time = config.is_log_append_time
         self.compacts = config.compacts
         """``config.compacts``, cached for the produce path (kept in step by update_config)."""
+        self._limits = batch_limits(config)
         self.on_flush_needed: Callable[[PartitionLog], None] | None = None
         """Called from ``append`` when ``flush.messages`` is reached, so a worker can flush."""
         self.first_unstable_offset: int | None = None
@@ -287,6 +291,7 @@ class PartitionLog:
             self._roll_ms = _roll_ms(config)
             self._log_append_time = config.is_log_append_time
             self.compacts = config.compacts
+            self._limits = batch_limits(config)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -306,12 +311,11 @@ class PartitionLog:
     ) -> AppendResult:
         """Validate, stamp and append whole batches; all or nothing (see validation.py).
 
-        The produce path's common case, a writable byte memoryview (a slice of the request
-        buffer) holding exactly one valid batch of an ordinary producer on a log that
-        neither compacts nor uses LogAppendTime, is checked by
-        :func:`~.validation.plain_batch` (one unpack, one CRC, one record walk, no list);
-        anything else, including what that check declines, by
-        :func:`~.validation.validate_batches`, which raises the precise error. A writable
+        The produce path's common case, exactly one valid uncompressed batch (with or
+        without a producer id), is checked by :func:`~.validation.single_batch` (one call
+        into C: unpack, CRC, timestamps, record walk); anything else, including what that
+        check declines, by :func:`~.validation.validate_batches`, which raises the precise
+        error. A writable
         memoryview is stamped with offsets in place and written as is: one copy of the
         bytes, the kernel's. Other buffers are copied first, so the caller's stay intact.
 
@@ -321,31 +325,40 @@ class PartitionLog:
 
         ``validated``: the headers :func:`~.validation.validation_steps` returned for exactly
         these ``records`` with this log's config and ``now_ms``, which the produce path runs
-        on a validation thread for compressed batches; they are not checked again.
+        on a validation thread for compressed batches, or the one :meth:`check_single`
+        returned; they are not checked again.
         """
         now = _now_ms() if now_ms is None else now_ms
         if validated is not None:
             headers = validated
         else:
-            if (
-                type(records) is memoryview
-                and not self.compacts
-                and not self._log_append_time
-                and not records.readonly
-                and records.format == "B"
-                and records.c_contiguous
-            ):
-                header = plain_batch(records, self.config, now)  # never a producer id: no guard
-                if header is not None:
-                    return self._write(records, [header], now, leader_epoch)
-            headers = validate_batches(
-                records, self.config, now, allow_control=allow_control, where=f"{self.topic}-{self.partition}"
-            )
+            header = None
+            if type(records) is not memoryview or records.c_contiguous:
+                header = single_batch(records, now, *self._limits)
+            if header is not None:
+                headers = [header]
+            else:
+                headers = validate_batches(
+                    records, self.config, now, allow_control=allow_control, where=self.where
+                )
         if guard is not None:
             for header in headers:
                 if header.producer_id >= 0:
                     return guard(self, headers, functools.partial(self._write, records, headers, now, leader_epoch))
         return self._write(records, headers, now, leader_epoch)
+
+    def check_single(self, records: bytes | bytearray | memoryview, now_ms: int) -> BatchHeader | None:
+        """The header of ``records`` when they are the produce path's common case, else None.
+
+        :func:`~.validation.single_batch` with this log's limits: exactly one valid
+        uncompressed batch. Its result may be passed to :meth:`append` as ``validated``
+        (with the same ``now_ms``), so the produce path checks the common case once and
+        sends only what it declines to the general path (and compressed batches to the
+        validation threads).
+        """
+        if type(records) is memoryview and not records.c_contiguous:
+            return None
+        return single_batch(records, now_ms, *self._limits)
 
     def _write(
         self,
@@ -359,19 +372,19 @@ class PartitionLog:
         Check-free: only :meth:`append` calls it (tests too, to store what validation
         would refuse, as an older broker might have).
         """
-        now = now_ms
         config = self.config
         buf: bytearray | memoryview
-        if isinstance(records, memoryview) and not records.readonly and records.c_contiguous:
+        if type(records) is memoryview and not records.readonly and records.c_contiguous:
             buf = records if records.format == "B" else records.cast("B")
         else:
             buf = bytearray(records)
         if not headers:
             return AppendResult(-1, -1, -1, self._log_start_offset, [])
-        append_time = now if self._log_append_time else -1
+        append_time = now_ms if self._log_append_time else -1
         if append_time >= 0:
             for header in headers:
                 stamp_log_append_time(buf, header, append_time)
+        size = len(buf)
         with self._lock:
             if self._closed:
                 self._check_open()  # raises
@@ -390,25 +403,20 @@ class PartitionLog:
                 if header.max_timestamp > max_timestamp:
                     max_timestamp = header.max_timestamp
                 offset += header.last_offset_delta + 1
+            last = offset - 1
             rolled = False
             if segment.size and (
-                not segment.fits(first, offset - 1, len(buf))
-                or segment.should_roll(
-                    append_bytes=len(buf),
-                    append_max_timestamp=max_timestamp,
-                    append_last_offset=offset - 1,
-                    segment_bytes=config.segment_bytes,
-                    segment_ms=self._roll_ms,
-                    now_ms=now,
-                )
+                not segment.fits(first, last, size)
+                or segment.should_roll(size, max_timestamp, last, config.segment_bytes, self._roll_ms, now_ms)
             ):
                 segment, rolled = self._roll(), True
             try:
-                if not segment.fits(first, offset - 1, len(buf)):
-                    # Only a request whose batches together span 2**31 offsets: the record
-                    # walk bounds each batch to (bytes / 7) offsets, so no real one does.
+                # Checked above unless the segment is new: only a request whose batches
+                # together span 2**31 offsets fails it (the record walk bounds each batch
+                # to (bytes / 7) offsets, so no real one does).
+                if not segment.size and not segment.fits(first, last, size):
                     raise InvalidRecordError(
-                        f"the batches span offsets {first}..{offset - 1}, more than one segment can index"
+                        f"the batches span offsets {first}..{last}, more than one segment can index"
                     )
                 segment.append(buf, stamped, config.index_interval_bytes)
             except BaseException:
@@ -420,7 +428,7 @@ class PartitionLog:
             log_start = self._log_start_offset
         if wants_flush and self.on_flush_needed is not None:
             self.on_flush_needed(self)
-        return AppendResult(first, offset - 1, append_time, log_start, stamped)
+        return AppendResult(first, last, append_time, log_start, stamped)
 
     def _roll(self) -> Segment:
         """Start a new active segment at the log end offset (lock held)."""
@@ -643,13 +651,27 @@ class PartitionLog:
         else:
             self._persist_log_start_offset()
 
+    def checkpoint_log_start_offset(self) -> None:
+        """Write ``log-start-offset-checkpoint`` if the log start moved since it was last written.
+
+        The log manager calls it every ``log.flush.start.offset.checkpoint.interval.ms`` (Kafka's
+        periodic checkpoint), so a DeleteRecords survives a crash one interval later; flushes,
+        retention passes and a clean close write it too. A closed log is left alone.
+        """
+        self._persist_log_start_offset()
+
     def _persist_log_start_offset(self) -> None:
-        start = self._log_start_offset
-        if start != self._persisted_log_start_offset:
-            write_offset_checkpoint(
-                self.directory / LOG_START_OFFSET_CHECKPOINT, self.topic, self.partition, start
-            )
-            self._persisted_log_start_offset = start
+        # Under its own lock: two writers (the checkpoint thread, maintenance) could otherwise
+        # write an older offset after a newer one, or write into a directory being deleted.
+        with self._checkpoint_lock:
+            if self._closed:
+                return
+            start = self._log_start_offset
+            if start != self._persisted_log_start_offset:
+                write_offset_checkpoint(
+                    self.directory / LOG_START_OFFSET_CHECKPOINT, self.topic, self.partition, start
+                )
+                self._persisted_log_start_offset = start
 
     # -- retention -----------------------------------------------------------------------
 
@@ -689,7 +711,9 @@ class PartitionLog:
         """Advance the log start offset (DeleteRecords; -1 means the high watermark).
 
         Returns the new log start offset. Segments below it go at the next retention
-        pass; the checkpoint is written then too, keeping this call off the disk.
+        pass; the checkpoint is written by the next periodic checkpoint
+        (``log.flush.start.offset.checkpoint.interval.ms``), flush or retention pass, keeping
+        this call off the disk, as Kafka does.
         """
         with self._lock:
             self._check_open()
@@ -750,7 +774,7 @@ class PartitionLog:
             self._segments[-1].on_become_inactive()
         if flush:
             self.flush()
-        with self._lock:
+        with self._checkpoint_lock, self._lock:  # no checkpoint write is in flight once closed
             self._closed = True
             for segment in self._segments:
                 segment.close()

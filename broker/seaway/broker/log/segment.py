@@ -285,7 +285,6 @@ class Segment:
 
     def should_roll(
         self,
-        *,
         append_bytes: int,
         append_max_timestamp: int,
         append_last_offset: int,

@@ -21,15 +21,17 @@ LogValidator does: a decompression bomb is refused on a delete-policy topic too,
 is never stored for a consumer or a later compaction to trip over.
 
 This runs once per partition of every produce request, so the common case (one
-uncompressed batch that passes) is one ``struct`` unpack, one CRC32C call, a few integer
-comparisons and the C record walk; anything unusual goes to the general checks below,
-which raise the precise error.
+uncompressed batch that passes, with or without a producer id) is one call into C
+(:func:`single_batch`: the header unpack, the CRC32C, the timestamp comparisons and the
+record walk); anything unusual goes to the general checks below, which raise the precise
+error.
 """
 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 from crc32c import crc32c
 from seaway.broker.log.cleaner_keys import KeylessRecordError, keyless_message
@@ -61,7 +63,16 @@ from seaway.protocol.record_batch import (
     parse_batch_header,
 )
 
-__all__ = ["Inflate", "has_compressed_batch", "plain_batch", "validate_batches", "validation_steps"]
+__all__ = [
+    "BatchLimits",
+    "Inflate",
+    "batch_limits",
+    "has_compressed_batch",
+    "single_batch",
+    "single_batch_py",
+    "validate_batches",
+    "validation_steps",
+]
 
 _HEADER = struct.Struct(">qiibIhiqqqhii")  # the BatchHeader fields, in order
 _LENGTH = struct.Struct(">i")  # at byte 8
@@ -211,44 +222,71 @@ def has_compressed_batch(buf: bytes | bytearray | memoryview) -> bool:
     return False
 
 
-def plain_batch(buf: memoryview, config: LogConfig, now_ms: int) -> BatchHeader | None:
+class BatchLimits(NamedTuple):
+    """A log config's limits in the order :func:`single_batch` takes them after ``now_ms``.
+
+    Gathered once per config (``PartitionLog`` keeps one), since the produce path checks
+    every partition of every request against them.
+    """
+
+    max_message_bytes: int
+    after_max_ms: int
+    before_max_ms: int
+    check_time: bool
+    """CreateTime timestamps are checked (not on LogAppendTime logs)."""
+    keyless_refused: bool
+    """Compacted topics: a keyless record makes the batch not the common case."""
+
+
+def batch_limits(config: LogConfig) -> BatchLimits:
+    return BatchLimits(config.max_message_bytes, config.message_timestamp_after_max_ms,
+                       config.message_timestamp_before_max_ms, not config.is_log_append_time, config.compacts)
+
+
+def single_batch_py(
+    buf: bytes | bytearray | memoryview, now_ms: int, max_message_bytes: int, after_max: int, before_max: int,
+    check_time: bool, keyless_refused: bool,
+) -> BatchHeader | None:
     """The header of ``buf`` when it is the produce path's common case, else None.
 
-    The common case: exactly one uncompressed batch, of an ordinary (non-idempotent)
-    producer, that passes every check of :func:`validate_batches`. None means "not that
-    case", never "invalid": the caller then runs :func:`validate_batches`, which raises the
-    precise error or returns the headers of the unusual-but-valid request. Nothing is
-    raised here and ``buf`` is only read. One unpack, one CRC call, one C record walk, no
-    list (compacted topics never come here: their keys are checked in the general path).
+    The common case: exactly one uncompressed, non-control batch that passes every check
+    of :func:`validate_batches` with these limits (and, when ``keyless_refused``, holds no
+    keyless record). Its producer id, epoch and sequence are returned, not judged: the
+    producer state does that. None means "not that case", never "invalid": the caller
+    then runs :func:`validate_batches`, which raises the precise error or returns the
+    headers of the unusual-but-valid request. Nothing is raised and ``buf`` is only read.
+
+    The reference for the C ``check_batch`` (``_record_walk.c``), which the produce path
+    uses: one call for the unpack, the CRC, the record walk and the timestamps.
     """
     end = len(buf)
     if end < BATCH_HEADER_SIZE:
         return None
     fields = _HEADER.unpack_from(buf, 0)
-    _, length, _, magic, crc, attributes, last_delta, base_ts, max_ts, producer_id, _, _, count = fields
+    _, length, _, magic, crc, attributes, last_delta, base_ts, max_ts, _, _, _, count = fields
     if (
         length + LOG_OVERHEAD != end
         or magic != MAGIC_V2
         or length < _MIN_LENGTH
-        or end > config.max_message_bytes
-        or producer_id >= 0
+        or end > max_message_bytes
         or last_delta < 0
         or count != last_delta + 1
         or attributes & (ATTR_CONTROL | ATTR_COMPRESSION_MASK)
         or count > (end - BATCH_HEADER_SIZE) // MIN_RECORD_BYTES
     ):
         return None
-    check_time = not config.is_log_append_time
-    after_max, before_max = config.message_timestamp_after_max_ms, config.message_timestamp_before_max_ms
     if check_time and max_ts >= 0:
         oldest = base_ts if base_ts < max_ts else max_ts
         if max_ts - now_ms > after_max or (oldest >= 0 and now_ms - oldest > before_max):
             return None
-    if crc32c(buf[CRC_START:]) != crc:
+    view = buf if isinstance(buf, memoryview) else memoryview(buf)
+    if crc32c(view[CRC_START:]) != crc:
         return None
     try:
-        min_delta, max_delta, _ = walk_records_raw(buf, BATCH_HEADER_SIZE, end, count, False)
+        min_delta, max_delta, keyless = walk_records_raw(buf, BATCH_HEADER_SIZE, end, count, keyless_refused)
     except ValueError:
+        return None
+    if keyless:
         return None
     if check_time:  # every record's timestamp, from the walk's range (see _check_record_times)
         newest, oldest = base_ts + max_delta, base_ts + min_delta
@@ -256,6 +294,22 @@ def plain_batch(buf: memoryview, config: LogConfig, now_ms: int) -> BatchHeader 
             return None
     header: BatchHeader = _new_tuple(BatchHeader, (*fields, 0))
     return header
+
+
+SingleBatch = Callable[[bytes | bytearray | memoryview, int, int, int, int, bool, bool], BatchHeader | None]
+
+
+def _native_single_batch() -> SingleBatch | None:
+    try:
+        from seaway.broker.log._record_walk import check_batch, set_types
+    except ImportError:
+        return None
+    set_types(BatchHeader, crc32c)
+    return check_batch
+
+
+single_batch: SingleBatch = _native_single_batch() or single_batch_py
+"""``single_batch(buf, now_ms, *batch_limits(config))``: :func:`single_batch_py` in C when built."""
 
 
 def _check_record_times(summary: RecordSummary, base_ts: int, now_ms: int, after_max: int, before_max: int) -> None:

@@ -72,7 +72,7 @@ from seaway.broker.producer.markers import build_marker, read_marker
 from seaway.broker.producer.state import PartitionProducerState
 from seaway.errors import SeawayError
 from seaway.protocol.errors import InvalidRecordError, TransactionalIdAuthorizationFailedError
-from seaway.protocol.record_batch import BatchHeader
+from seaway.protocol.record_batch import ATTR_TRANSACTIONAL, BatchHeader
 
 if TYPE_CHECKING:
     from seaway.broker.log.log_manager import LogManager
@@ -195,25 +195,28 @@ class ProducerStateManager:
         transaction coordinator (KIP-890), then ``write()`` appends and the stamped header
         is recorded, all under the partition's state lock.
         """
-        where = f"{plog.topic}-{plog.partition}"
         if len(headers) != 1:
             raise InvalidRecordError(
                 "Produce requests with idempotent batches are only allowed to contain exactly one record "
                 "batch per partition"
             )
         header = headers[0]
-        if header.is_transactional and transactional_id is None:
+        transactional = header.attributes & ATTR_TRANSACTIONAL
+        if transactional and transactional_id is None:
             # Kafka authorizes transactional records by the request's transactional id.
             raise TransactionalIdAuthorizationFailedError(
-                f"transactional records for {where} in a produce request without a transactional id")
-        state = self._tracked_for(plog).state
+                f"transactional records for {plog.where} in a produce request without a transactional id")
+        tracked = self._tracked.get((plog.topic, plog.partition))
+        if tracked is None or tracked.log is not plog:
+            tracked = self._tracked_for(plog)
+        state = tracked.state
         with state.lock:
-            duplicate = state.check(header, where)
+            duplicate = state.check(header, plog.where)
             if duplicate is not None:
                 log.debug("duplicate batch of producer %d at offset %d of %s", header.producer_id,
-                          duplicate.first_offset, where)
+                          duplicate.first_offset, plog.where)
                 return AppendResult(duplicate.first_offset, duplicate.last_offset, -1, plog.log_start_offset, [])
-            if header.is_transactional and self.verifier is not None and transactional_id is not None:
+            if transactional and self.verifier is not None and transactional_id is not None:
                 entry = state.producers.get(header.producer_id)
                 if entry is None or entry.current_txn_first_offset < 0 or entry.epoch != header.producer_epoch:
                     self.verifier(transactional_id, header.producer_id, header.producer_epoch, plog.topic,
@@ -221,7 +224,7 @@ class ProducerStateManager:
             result = write()
             for stamped in result.batch_headers:
                 state.update(stamped)
-            if header.is_transactional:
+            if transactional:
                 plog.first_unstable_offset = state.first_unstable_offset
         return result
 

@@ -34,8 +34,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from seaway.broker.log.txn_index import AbortedTxn
 from seaway.protocol.errors import (
@@ -45,7 +44,7 @@ from seaway.protocol.errors import (
     OutOfOrderSequenceNumberError,
     TransactionCoordinatorFencedError,
 )
-from seaway.protocol.record_batch import BatchHeader
+from seaway.protocol.record_batch import ATTR_TRANSACTIONAL, BatchHeader
 
 __all__ = ["NUM_BATCHES_TO_RETAIN", "BatchMetadata", "PartitionProducerState", "ProducerEntry"]
 
@@ -55,9 +54,12 @@ NUM_BATCHES_TO_RETAIN = 5
 _INT32_MAX = 2**31 - 1
 
 
-@dataclass(frozen=True, slots=True)
-class BatchMetadata:
-    """One appended batch of a producer, as its duplicate check needs it."""
+class BatchMetadata(NamedTuple):
+    """One appended batch of a producer, as its duplicate check needs it.
+
+    A NamedTuple: one is made for every idempotent batch appended (a frozen dataclass
+    costs several times as much to build).
+    """
 
     first_seq: int
     last_seq: int
@@ -88,9 +90,10 @@ class ProducerEntry:
     def find_duplicate(self, header: BatchHeader) -> BatchMetadata | None:
         if header.producer_epoch != self.epoch:
             return None
-        last_seq = header.last_sequence
+        first_seq = header.base_sequence
+        last_seq = _last_sequence(first_seq, header.last_offset_delta)
         for batch in self.batches:
-            if batch.first_seq == header.base_sequence and batch.last_seq == last_seq:
+            if batch.first_seq == first_seq and batch.last_seq == last_seq:
                 return batch
         return None
 
@@ -105,19 +108,19 @@ class ProducerEntry:
 
         A batch without a sequence (written by a coordinator) only moves the epoch.
         """
-        self.bump_epoch(header.producer_epoch)
-        if header.max_timestamp > self.last_timestamp:
-            self.last_timestamp = header.max_timestamp
-        if header.base_sequence < 0:
+        if header.producer_epoch != self.epoch:
+            self.bump_epoch(header.producer_epoch)
+        max_timestamp = header.max_timestamp
+        if max_timestamp > self.last_timestamp:
+            self.last_timestamp = max_timestamp
+        first_seq = header.base_sequence
+        if first_seq < 0:
             return
+        delta = header.last_offset_delta
+        base_offset = header.base_offset
         self.batches.append(
-            BatchMetadata(
-                header.base_sequence,
-                header.last_sequence,
-                header.base_offset,
-                header.last_offset,
-                header.max_timestamp,
-            )
+            _new_tuple(BatchMetadata, (first_seq, _last_sequence(first_seq, delta), base_offset,
+                                       base_offset + delta, max_timestamp))
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -139,6 +142,14 @@ class ProducerEntry:
         for first_seq, last_seq, first_offset, last_offset, timestamp in data["batches"]:
             entry.batches.append(BatchMetadata(first_seq, last_seq, first_offset, last_offset, timestamp))
         return entry
+
+
+def _last_sequence(base_sequence: int, last_offset_delta: int) -> int:
+    """``BatchHeader.last_sequence`` from its two fields (the hot path avoids the property)."""
+    return -1 if base_sequence < 0 else (base_sequence + last_offset_delta) & _INT32_MAX
+
+
+_new_tuple = tuple.__new__
 
 
 def _in_sequence(last_seq: int, next_seq: int) -> bool:
@@ -174,7 +185,7 @@ class PartitionProducerState:
         duplicate = entry.find_duplicate(header)
         if duplicate is not None:
             return duplicate
-        if entry.current_txn_first_offset >= 0 and not header.is_transactional:
+        if entry.current_txn_first_offset >= 0 and not header.attributes & ATTR_TRANSACTIONAL:
             raise InvalidTxnStateError(
                 f"Expected transactional write from producer {header.producer_id} in {where}: it has a "
                 f"transaction open since offset {entry.current_txn_first_offset}"
@@ -213,7 +224,7 @@ class PartitionProducerState:
         if entry is None:
             entry = self.producers[header.producer_id] = ProducerEntry(header.producer_id, header.producer_epoch)
         entry.add(header)
-        if header.is_transactional and entry.current_txn_first_offset < 0:
+        if header.attributes & ATTR_TRANSACTIONAL and entry.current_txn_first_offset < 0:
             entry.current_txn_first_offset = header.base_offset
             self.ongoing[header.producer_id] = header.base_offset
         self.changed = True

@@ -1,0 +1,6 @@
+"""Types of the C Produce decoder (``_wire.c``); see ``wire.py``."""
+
+from seaway.protocol.messages.produce_request import ProduceRequest
+
+def decode_produce(view: memoryview, pos: int, version: int, /) -> ProduceRequest: ...
+def set_types(request: type, topic: type, partition: type, error: type, /) -> None: ...
