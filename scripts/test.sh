@@ -47,4 +47,6 @@ fi
 ruff check .
 mypy
 lint-imports
-python -m pytest "$@"
+# several worker processes even on 2 cores: the suite mostly waits (JVMs, timeouts, restarts);
+# how files are shared between them: tests/support/parallel.py. SEAWAY_TEST_WORKERS=0: one process
+python -m pytest -n "${SEAWAY_TEST_WORKERS:-3}" --dist loadgroup "$@"
