@@ -149,11 +149,13 @@ class Source:
 def compile_function(text: str, name: str, namespace: Mapping[str, Any], label: str) -> Callable[..., Any]:
     """Execute generated ``text`` with ``namespace`` as its globals; the function named ``name``.
 
-    The code object is named ``<seaway-gen N label>`` and its text registered with
-    :mod:`linecache`, so tracebacks and debuggers show the generated lines; the text is also
-    the function's ``__doc__``. See :data:`DUMP_ENV` for writing it out.
+    The code object is named ``<seaway-gen N label>`` (``label`` escaped as :func:`ascii` does)
+    and its text registered with :mod:`linecache`, so tracebacks and debuggers show the
+    generated lines; the text is also the function's ``__doc__``. See :data:`DUMP_ENV` for writing it out.
     """
-    filename = f"<seaway-gen {next(_counter)} {label}>"
+    # ascii() escapes what a code object's file name may not hold (a NUL in a schema name) or
+    # should not (line breaks, non-ASCII that a terminal may mangle)
+    filename = f"<seaway-gen {next(_counter)} {ascii(label)[1:-1]}>"
     scope: dict[str, Any] = dict(namespace)
     exec(compile(text, filename, "exec"), scope)  # our own text: only literals and names (see Source)
     _remember(filename, text)

@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import fastavro
+from seaway.codegen import ShapeCache
 from seaway.connect.api.config.definition import ConfigDef
 from seaway.connect.api.config.types import NO_DEFAULT, ConfigType, Importance
 from seaway.connect.api.config.validators import Range, ValidString
@@ -73,20 +74,6 @@ CONNECT_META_DATA_CONFIG = "connect.meta.data"
 SCHEMAS_CACHE_CONFIG = "schemas.cache.config"
 _DEFAULT_STRATEGY = "io.confluent.kafka.serializers.subject.TopicNameStrategy"
 _READ_ERRORS: tuple[type[Exception], ...] = (*DECODE_ERRORS, RegistryError)
-
-
-class _Bounded(dict[Any, Any]):
-    """A dict that forgets its oldest entry beyond ``size`` (one converter per task thread)."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self.size = max(size, 1)
-
-    def remember(self, key: Any, value: Any) -> Any:
-        if len(self) >= self.size:
-            self.pop(next(iter(self)))
-        self[key] = value
-        return value
 
 
 class _Writer:
@@ -180,10 +167,11 @@ class AvroConverter(Converter):
         except SerdeError as exc:
             raise ConfigError.invalid(key, values[key], str(exc)) from None
         size = values[SCHEMAS_CACHE_CONFIG]
-        self._writers = _Bounded(size)   # Connect Schema -> _Writer
-        self._ids = _Bounded(size)       # (subject, Avro text) -> id
-        self._latest = _Bounded(size)    # subject -> (id, parsed schema, fetched at)
-        self._readers = _Bounded(size)   # frame header (magic byte + id) -> _Reader
+        # bounded (seaway.codegen's ShapeCache): a stream of ever new schemas never grows memory
+        self._writers: ShapeCache[Schema, _Writer] = ShapeCache(size)
+        self._ids: ShapeCache[tuple[str, str], int] = ShapeCache(size)  # (subject, Avro text) -> id
+        self._latest: ShapeCache[str, tuple[int, Any, float]] = ShapeCache(size)  # subject -> (id, parsed, fetched)
+        self._readers: ShapeCache[bytes, _Reader] = ShapeCache(size)  # frame header (magic byte + id) -> _Reader
 
     @property
     def client(self) -> SchemaRegistryClient:
@@ -199,7 +187,7 @@ class AvroConverter(Converter):
             return None
         if schema is None:
             raise DataError("AvroConverter needs a schema to serialize a value (schemaless data given)")
-        writer = self._writers.get(schema) or self._writers.remember(schema, _writer(schema, self.meta))
+        writer = self._writers.get(schema) or self._writers.put(schema, _writer(schema, self.meta))
         try:
             subject = self.strategy(topic, self.is_key, writer.name)
             if self.use_latest:
@@ -220,7 +208,7 @@ class AvroConverter(Converter):
             schema_id = self.client.register(subject, text, normalize=self.normalize)
         else:
             schema_id = self.client.lookup(subject, text).schema_id
-        self._ids.remember(key, schema_id)
+        self._ids.put(key, schema_id)
         return schema_id
 
     def _latest_version(self, subject: str) -> tuple[int, Any]:
@@ -230,7 +218,7 @@ class AvroConverter(Converter):
             return cached[0], cached[1]
         latest = self.client.get_latest(subject)
         parsed = fastavro.parse_schema(json.loads(latest.schema))
-        self._latest.remember(subject, (latest.schema_id, parsed, now))
+        self._latest.put(subject, (latest.schema_id, parsed, now))
         return latest.schema_id, parsed
 
     # -- bytes -> Connect -----------------------------------------------------------------------
@@ -252,7 +240,7 @@ class AvroConverter(Converter):
 
     def _reader(self, frame: bytes) -> _Reader:
         reader = _Reader(self.client.get_by_id(frame_schema_id(frame)))
-        return self._readers.remember(frame[:HEADER_SIZE], reader)  # type: ignore[no-any-return]
+        return self._readers.put(frame[:HEADER_SIZE], reader)
 
     def close(self) -> None:
         if self._own_client and self._client is not None:

@@ -9,7 +9,9 @@ the writer schema is turned once (per schema id, by the converter) into the sour
 Python function: the flat sequence of reads that schema implies, with the Connect logical
 conversions inlined and each Struct built by :meth:`Struct.from_valid_values` -- the values
 are valid by construction, because every one was read as exactly the type its Connect field
-declares. fastavro still parses the schema first, so a schema it refuses is refused here too.
+declares. fastavro still parses the schema first, so a schema it refuses is refused here too. The text is
+built and compiled through :mod:`seaway.codegen` (``SEAWAY_CODEGEN_DUMP`` shows it); the
+converter caches one decoder per schema id.
 
 Scope: exactly the Avro schemas :func:`~seaway.schema_registry.connect_avro.avro_to_connect`
 maps (the Connect schema is walked alongside the Avro one and decides the Python value):
@@ -29,6 +31,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import fastavro
+from seaway.codegen import Source
 from seaway.connect.api.data.logical import Decimal, Time
 from seaway.connect.api.data.schema import (
     DATE_LOGICAL_NAME,
@@ -127,43 +130,38 @@ def compile_decoder(avro: Any, schema: Schema) -> Decoder:
         fastavro.parse_schema(avro)
     except (ValueError, TypeError, KeyError) as exc:  # fastavro's SchemaParseException is a ValueError
         raise DataError(f"Invalid Avro schema: {exc}") from exc
-    gen = _Generator()
+    gen = _Generator(f"avro decoder {_describe(avro)}")
+    gen.src.line("def decode(buf, pos):")
     result = gen.value(avro, schema, None, 1)
-    source = "\n".join(["def decode(buf, pos):", *gen.lines,
-                        "    if pos > len(buf):",
-                        "        raise _bad('value runs past the end of the payload at byte', pos)",
-                        f"    return {result}"])
-    namespace = {**_RUNTIME, **gen.constants}
-    exec(compile(source, f"<avro decoder {gen.describe(avro)}>", "exec"), namespace)
-    decoder: Decoder = namespace["decode"]
+    gen.emit(1, "if pos > len(buf):",
+             "    raise _bad('value runs past the end of the payload at byte', pos)",
+             f"return {result}")
+    decoder: Decoder = gen.src.build("decode")
     return decoder
 
 
-class _Generator:
-    """Emits the statements of one decoder; each ``value`` call leaves its result in a new local."""
+def _describe(avro: Any) -> str:
+    return str(avro.get("name", avro.get("type"))) if isinstance(avro, dict) else str(avro)[:40]
 
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-        self.constants: dict[str, Any] = {}
+
+class _Generator:
+    """Emits the statements of one decoder into a :class:`~seaway.codegen.Source`; each ``value``
+    call leaves its result in a new local."""
+
+    def __init__(self, label: str) -> None:
+        self.src = Source(label, _RUNTIME)
         self.named: dict[str, Any] = {}
         self.count = 0
-
-    @staticmethod
-    def describe(avro: Any) -> str:
-        return str(avro.get("name", avro.get("type"))) if isinstance(avro, dict) else str(avro)[:40]
 
     def var(self) -> str:
         self.count += 1
         return f"v{self.count}"
 
     def const(self, value: Any) -> str:
-        name = f"_c{len(self.constants)}"
-        self.constants[name] = value
-        return name
+        return self.src.const(value)
 
     def emit(self, indent: int, *lines: str) -> None:
-        pad = "    " * indent
-        self.lines.extend(pad + line for line in lines)
+        self.src.lines(lines, indent)
 
     def long(self, indent: int) -> str:
         """Read a zigzag varint (Avro int or long)."""

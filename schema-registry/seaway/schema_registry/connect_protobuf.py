@@ -40,6 +40,7 @@ from collections.abc import Callable
 from typing import Any
 
 from google.protobuf import descriptor as pb_descriptor
+from seaway.codegen import Source, is_identifier
 from seaway.connect.api.data.builder import SchemaBuilder
 from seaway.connect.api.data.logical import Date, Decimal, Time, Timestamp
 from seaway.connect.api.data.schema import (
@@ -342,33 +343,30 @@ def _value_schema(field: Any, seen: dict[str, int]) -> Schema:
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
-_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
 def to_connect_fn(descriptor: Any, schema: Schema) -> Fn:
     """A message of ``descriptor`` -> a Struct of ``schema`` (``message_schema(descriptor)``).
 
     One function is generated per schema (the sink's hot path, as ``avro_decoder`` does for
-    Avro): a plain scalar field is read as an attribute inline, anything else through its
-    reader. Only Protobuf identifiers (protoc checked them; checked again here) are written
-    into the generated source; readers are passed in as values.
+    Avro) through :mod:`seaway.codegen`: a plain scalar field is read as an attribute inline,
+    anything else through its reader. Only names :func:`~seaway.codegen.is_identifier` accepts
+    are written into the generated source (a field named ``from`` is a Protobuf identifier but
+    a Python keyword: it is read through its reader); readers are passed in as values.
     """
-    namespace: dict[str, Any] = {"new": object.__new__, "Struct": Struct, "schema": schema}
+    src = Source(f"protobuf reader {descriptor.full_name}", {"new": object.__new__, "Struct": Struct})
+    src.define("schema", schema)
     values: list[str] = []
     for i, f in enumerate(schema.fields):
         if f.schema.type is SchemaType.STRUCT and (f.schema.name or "").startswith(UNION_PREFIX):
             reader: Fn = _oneof_reader(descriptor, f.schema)
         else:
             reader = _field_reader(descriptor.fields_by_name[f.name], f.schema)
-        if isinstance(reader, operator.attrgetter) and _IDENTIFIER.match(f.name):
+        if isinstance(reader, operator.attrgetter) and is_identifier(f.name):
             values.append(f"m.{f.name}")
         else:
-            namespace[f"r{i}"] = reader
-            values.append(f"r{i}(m)")
-    source = "\n".join(["def read(m):", "    s = new(Struct)", "    s._schema = schema",
-                        f"    s._values = [{', '.join(values)}]", "    return s"])
-    exec(compile(source, f"<protobuf reader {descriptor.full_name!a}>", "exec"), namespace)
-    read: Fn = namespace["read"]
+            values.append(f"{src.define(f'r{i}', reader)}(m)")
+    src.lines(["def read(m):", "    s = new(Struct)", "    s._schema = schema",
+               f"    s._values = [{', '.join(values)}]", "    return s"])
+    read: Fn = src.build("read")
     return read
 
 

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 
 from google.protobuf import message_factory
 from google.protobuf.message import DecodeError, EncodeError
+from seaway.codegen import ShapeCache
 from seaway.connect.api.config.definition import ConfigDef
 from seaway.connect.api.config.types import ConfigType, Importance
 from seaway.connect.api.data.schema import Schema, SchemaAndValue
@@ -44,12 +45,16 @@ class _Writer:
     dependencies: tuple[tuple[str, str], ...] = ()
 
 
+PATHS_PER_SCHEMA = 256
+"""Message types of one writer schema whose compiled readers are kept (beyond: the oldest is recompiled)."""
+
+
 class _Reader:
     """A writer schema's messages, each read into Connect (one compiled function per index path)."""
 
     def __init__(self, model: ProtoModel) -> None:
         self.model = model
-        self._by_path: dict[tuple[int, ...], tuple[Schema, Any, Any]] = {}
+        self._by_path: ShapeCache[tuple[int, ...], tuple[Schema, Any, Any]] = ShapeCache(PATHS_PER_SCHEMA)
 
     def for_path(self, indexes: list[int]) -> tuple[Schema, Any, Any]:
         key = tuple(indexes)
@@ -58,7 +63,7 @@ class _Reader:
             descriptor = self.model.message(indexes)
             schema = message_schema(descriptor)
             found = (schema, message_factory.GetMessageClass(descriptor), to_connect_fn(descriptor, schema))
-            self._by_path[key] = found
+            self._by_path.put(key, found)
         return found
 
 

@@ -25,6 +25,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, TypeVar
 
+from seaway.codegen import ShapeCache
 from seaway.connect.api.config.definition import ConfigDef
 from seaway.connect.api.config.types import NO_DEFAULT, ConfigType, Importance
 from seaway.connect.api.config.validators import Range, ValidString
@@ -77,20 +78,6 @@ def base_config() -> ConfigDef:
     )
 
 
-class _Bounded(dict[Any, Any]):
-    """A dict that forgets its oldest entry beyond ``size`` (one converter per task thread)."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self.size = max(size, 1)
-
-    def remember(self, key: Any, value: Any) -> Any:
-        if len(self) >= self.size:
-            self.pop(next(iter(self)))
-        self[key] = value
-        return value
-
-
 class RegistryConverter(Converter, Generic[W, R], abc.ABC):
     """A converter writing Confluent frames of one schema type through a registry."""
 
@@ -132,10 +119,11 @@ class RegistryConverter(Converter, Generic[W, R], abc.ABC):
         except SerdeError as exc:
             raise ConfigError.invalid(key, values[key], str(exc)) from None
         size = values["schemas.cache.config"]
-        self._writers = _Bounded(size)   # Connect Schema -> W
-        self._ids = _Bounded(size)       # (subject, schema text) -> id
-        self._latest = _Bounded(size)    # (subject, writer) -> (id, W, fetched at)
-        self._readers = _Bounded(size)   # schema id -> R
+        # bounded (seaway.codegen's ShapeCache): a stream of ever new schemas never grows memory
+        self._writers: ShapeCache[Schema, W] = ShapeCache(size)
+        self._ids: ShapeCache[tuple[str, str], int] = ShapeCache(size)  # (subject, schema text) -> id
+        self._latest: ShapeCache[tuple[str, Schema], tuple[int, W, float]] = ShapeCache(size)  # -> (id, W, fetched)
+        self._readers: ShapeCache[int, R] = ShapeCache(size)  # schema id -> R
         self.configure_type(values)
 
     def configure_type(self, values: Mapping[str, Any]) -> None:
@@ -188,7 +176,7 @@ class RegistryConverter(Converter, Generic[W, R], abc.ABC):
         try:
             writer = self._writers.get(schema)
             if writer is None:
-                writer = self._writers.remember(schema, self.writer(schema))
+                writer = self._writers.put(schema, self.writer(schema))
             text, name, refs = self.writer_text(writer)
             subject = self.strategy(topic, self.is_key, name)
             if self.use_latest:
@@ -209,7 +197,7 @@ class RegistryConverter(Converter, Generic[W, R], abc.ABC):
                                              normalize=self.normalize)
         else:
             schema_id = self.client.lookup(subject, text, schema_type=self.SCHEMA_TYPE, references=refs).schema_id
-        self._ids.remember(key, schema_id)
+        self._ids.put(key, schema_id)
         return schema_id
 
     def _latest_version(self, subject: str, writer: W, schema: Schema) -> tuple[int, W]:
@@ -230,7 +218,7 @@ class RegistryConverter(Converter, Generic[W, R], abc.ABC):
                 raise DataError(f"Incompatible schema: the latest version {latest.version} of {subject} cannot "
                                 f"read data written with the record's schema: "
                                 + ", ".join(r.describe("latest", "record") for r in reasons))
-        self._latest.remember(key, (latest.schema_id, registered, now))
+        self._latest.put(key, (latest.schema_id, registered, now))
         return latest.schema_id, registered
 
     # -- bytes -> Connect -----------------------------------------------------------------------
@@ -244,7 +232,7 @@ class RegistryConverter(Converter, Generic[W, R], abc.ABC):
             schema_id = int.from_bytes(value[1:HEADER_SIZE], "big")
             reader = self._readers.get(schema_id)
             if reader is None:
-                reader = self._readers.remember(schema_id, self.reader(schema_id))
+                reader = self._readers.put(schema_id, self.reader(schema_id))
             return self.decode(reader, value)
         except DataError:
             raise

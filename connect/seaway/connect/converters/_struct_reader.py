@@ -13,20 +13,24 @@ through the field's full conversion function, so the result and the errors are e
 the slow path's, with the field's dotted path added to the error message.
 
 The generated source contains only indices, our own integer bounds and fixed text; field
-names and functions are passed in as values, never spliced into code.
+names and functions are passed in as values, never spliced into code. Both readers are built
+and compiled through :mod:`seaway.codegen` (``SEAWAY_CODEGEN_DUMP`` shows their text); the
+JSON converter caches them per schema.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from seaway.codegen import Source
 from seaway.connect.api.data.schema import (
     DATE_LOGICAL_NAME,
     DECIMAL_LOGICAL_NAME,
     TIME_LOGICAL_NAME,
     TIMESTAMP_LOGICAL_NAME,
+    Field,
     Schema,
     SchemaType,
 )
@@ -101,6 +105,21 @@ def _field_lines(schema: Schema, var: str, fn: str, replace_null_with_default: b
     return [f"if not {test}:", f"    {var} = {fn}({var})"]
 
 
+_RUNTIME: dict[str, Any] = {
+    "dict": dict, "isinstance": isinstance, "DataError": DataError, "new": object.__new__, "Struct": Struct,
+    "EPOCH": _EPOCH, "timedelta": datetime.timedelta, "from_ordinal": datetime.date.fromordinal}
+"""The names both generated readers use (field names and functions are added per schema)."""
+
+
+def _field_source(label: str, fields: Sequence[Field], field_fns: list[Fn]) -> Source:
+    """A :class:`Source` with field ``i``'s name bound as ``n{i}`` and its full conversion as ``f{i}``."""
+    src = Source(label, _RUNTIME)
+    for i, (f, fn) in enumerate(zip(fields, field_fns, strict=True)):
+        src.define(f"n{i}", f.name)
+        src.define(f"f{i}", fn)
+    return src
+
+
 def compile_struct_reader(schema: Schema, field_fns: list[Fn], replace_null_with_default: bool,
                           not_object: Fn) -> Fn:
     """A function from a parsed JSON object to a Struct of ``schema``.
@@ -109,21 +128,19 @@ def compile_struct_reader(schema: Schema, field_fns: list[Fn], replace_null_with
     ``not_object(value)`` raises the error for a value that is not a JSON object.
     """
     fields = schema.field_list
-    namespace: dict[str, Any] = {"dict": dict, "isinstance": isinstance, "not_object": not_object,
-                                 "new": object.__new__, "Struct": Struct, "schema": schema, "EPOCH": _EPOCH,
-                                 "timedelta": datetime.timedelta, "from_ordinal": datetime.date.fromordinal}
-    lines = ["def read(v):",
-             "    if v.__class__ is not dict and not isinstance(v, dict):",
-             "        return not_object(v)",
-             "    get = v.get"]
-    for i, (f, fn) in enumerate(zip(fields, field_fns, strict=True)):
-        namespace[f"n{i}"], namespace[f"f{i}"] = f.name, fn
-        lines.append(f"    x{i} = get(n{i})")
-        lines += [f"    {line}" for line in _field_lines(f.schema, f"x{i}", f"f{i}", replace_null_with_default)]
+    src = _field_source(f"struct reader {schema.name}", fields, field_fns)
+    src.define("not_object", not_object)
+    src.define("schema", schema)
+    src.lines(["def read(v):",
+               "    if v.__class__ is not dict and not isinstance(v, dict):",
+               "        return not_object(v)",
+               "    get = v.get"])
+    for i, f in enumerate(fields):
+        src.line(f"x{i} = get(n{i})", 1)
+        src.lines(_field_lines(f.schema, f"x{i}", f"f{i}", replace_null_with_default), 1)
     values = ", ".join(f"x{i}" for i in range(len(fields)))
-    lines += ["    s = new(Struct)", "    s._schema = schema", f"    s._values = [{values}]", "    return s"]
-    exec(compile("\n".join(lines), f"<struct reader {schema.name!a}>", "exec"), namespace)
-    read: Fn = namespace["read"]
+    src.lines(["s = new(Struct)", "s._schema = schema", f"s._values = [{values}]", "return s"], 1)
+    read: Fn = src.build("read")
     return read
 
 
@@ -138,20 +155,17 @@ def compile_column_reader(schema: Schema, field_fns: list[Fn], replace_null_with
     takes the record-at-a-time path instead, which reports the error as it always has.
     """
     fields = schema.field_list
-    namespace: dict[str, Any] = {"dict": dict, "DataError": DataError, "EPOCH": _EPOCH,
-                                 "timedelta": datetime.timedelta, "from_ordinal": datetime.date.fromordinal}
-    lines = ["def read_columns(objects):"]
-    lines += [f"    c{i} = []; a{i} = c{i}.append" for i in range(len(fields))]
-    lines += ["    for v in objects:",
-              "        if v.__class__ is not dict:",
-              "            raise DataError('not a JSON object')",
-              "        get = v.get"]
-    for i, (f, fn) in enumerate(zip(fields, field_fns, strict=True)):
-        namespace[f"n{i}"], namespace[f"f{i}"] = f.name, fn
-        lines.append(f"        x{i} = get(n{i})")
-        lines += [f"        {line}" for line in _field_lines(f.schema, f"x{i}", f"f{i}", replace_null_with_default)]
-        lines.append(f"        a{i}(x{i})")
-    lines.append(f"    return [{', '.join(f'c{i}' for i in range(len(fields)))}]")
-    exec(compile("\n".join(lines), f"<column reader {schema.name!a}>", "exec"), namespace)
-    read: Fn = namespace["read_columns"]
+    src = _field_source(f"column reader {schema.name}", fields, field_fns)
+    src.line("def read_columns(objects):")
+    src.lines([f"c{i} = []; a{i} = c{i}.append" for i in range(len(fields))], 1)
+    src.lines(["for v in objects:",
+               "    if v.__class__ is not dict:",
+               "        raise DataError('not a JSON object')",
+               "    get = v.get"], 1)
+    for i, f in enumerate(fields):
+        src.line(f"x{i} = get(n{i})", 2)
+        src.lines(_field_lines(f.schema, f"x{i}", f"f{i}", replace_null_with_default), 2)
+        src.line(f"a{i}(x{i})", 2)
+    src.line(f"return [{', '.join(f'c{i}' for i in range(len(fields)))}]", 1)
+    read: Fn = src.build("read_columns")
     return read

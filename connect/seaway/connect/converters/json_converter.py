@@ -36,6 +36,7 @@ from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import Any, ClassVar
 
 from orjson import loads as _orjson_loads
+from seaway.codegen import ShapeCache
 from seaway.connect.api.config.definition import ConfigDef
 from seaway.connect.api.config.types import ConfigType, Importance, Width
 from seaway.connect.api.config.validators import CaseInsensitiveValidString, Range, ValidString
@@ -44,7 +45,6 @@ from seaway.connect.api.data.schema import Schema, SchemaAndValue, SchemaType
 from seaway.connect.api.errors import DataError
 from seaway.connect.api.headers import Headers
 from seaway.connect.converters._base import KeyValueHeaderConverter
-from seaway.connect.converters._cache import BoundedCache
 from seaway.connect.converters._struct_reader import ExactParseNeeded
 from seaway.connect.converters.json_codec import Fn, JsonCodec, contains_decimal
 from seaway.connect.converters.json_writer import JsonWriter, TextFn
@@ -109,8 +109,9 @@ class JsonConverter(KeyValueHeaderConverter):
         self._set_caches(1000)
 
     def _set_caches(self, size: int) -> None:
-        self._write_fns = BoundedCache(size)      # Schema -> (envelope text before the payload, value text fn)
-        self._read_entries = BoundedCache(size)   # schema JSON text (bytes) -> _ReadEntry
+        # Schema -> (envelope text before the payload, value text fn)
+        self._write_fns: ShapeCache[Schema, tuple[str, TextFn]] = ShapeCache(size)
+        self._read_entries: ShapeCache[bytes, _ReadEntry] = ShapeCache(size)  # schema JSON text (bytes) -> _ReadEntry
         self._last: tuple[bytes, _ReadEntry | None] = (b"", None)  # the last hit of _read_entries
         # the bytes before the payload (``{"schema": S, "payload": ``) of the last record that took
         # the fast path, exactly as they were: a record starting with them has that schema

@@ -9,7 +9,8 @@ a value in place when its class is exactly the common valid one (``int`` in rang
 ``datetime`` for a Timestamp, ``date`` for a Date), the rest going through the field's
 general function (nulls, defaults, logical types, nested values, subclasses, wrong types
 and their errors). The texts are joined by one f-string of constants and variables only:
-field names are escaped once and passed in as values, never spliced into the code.
+field names are escaped once and passed in as values, never spliced into the code. The
+source is built and compiled through :mod:`seaway.codegen` (``SEAWAY_CODEGEN_DUMP`` shows it).
 
 Text follows Jackson (:mod:`._jackson`): Java's float layout, its string escapes, compact
 separators. Schemas go out as Kafka's ``asJsonSchema`` writes them, keys in its order:
@@ -25,6 +26,7 @@ import decimal
 from collections.abc import Callable
 from typing import Any
 
+from seaway.codegen import ShapeCache, Source
 from seaway.connect.api.data.logical import Date, Decimal, Time, Timestamp
 from seaway.connect.api.data.schema import (
     DATE_LOGICAL_NAME,
@@ -36,7 +38,6 @@ from seaway.connect.api.data.schema import (
 )
 from seaway.connect.api.data.struct import Struct
 from seaway.connect.api.errors import DataError
-from seaway.connect.converters._cache import BoundedCache
 from seaway.connect.converters._jackson import double_text, float32_text, string_text
 
 __all__ = ["JsonWriter", "TextFn"]
@@ -60,6 +61,13 @@ _int_text = int.__repr__
 
 def _type_error(schema: Schema, value: Any) -> DataError:
     return DataError(f"Invalid type for {schema.type.name}: {type(value).__name__}")
+
+
+_STRUCT_RUNTIME: dict[str, Any] = {
+    "Struct": Struct, "isinstance": isinstance, "type_error": _type_error, "DataError": DataError,
+    "datetime": datetime.datetime, "date": datetime.date, "EPOCH": _EPOCH, "EPOCH_DATE": _EPOCH_DATE, "MS": _MS,
+    "esc": string_text}
+"""The names every generated Struct writer uses (its field functions and texts are added per schema)."""
 
 
 def _base64_text(value: bytes | bytearray | memoryview) -> str:
@@ -94,7 +102,8 @@ class JsonWriter:
                  cache_size: int = 1000) -> None:
         self.decimal_numeric = decimal_numeric
         self.replace_null_with_default = replace_null_with_default
-        self._struct_fns = BoundedCache(cache_size)  # Schema -> TextFn, for Structs inside schemaless values
+        # Schema -> TextFn, for Structs inside schemaless values
+        self._struct_fns: ShapeCache[Schema, TextFn] = ShapeCache(cache_size)
 
     # -- schemas ----------------------------------------------------------------------------------
     def schema_text(self, schema: Schema) -> str:
@@ -225,31 +234,28 @@ class JsonWriter:
         return pairs_map
 
     def _struct_fn(self, schema: Schema) -> TextFn:
-        """The generated writer of ``schema``'s Structs (see the module docstring)."""
+        """The generated writer of ``schema``'s Structs (see the module docstring), built with :mod:`seaway.codegen`."""
         fields = schema.field_list
-        namespace: dict[str, Any] = {"Struct": Struct, "isinstance": isinstance, "schema": schema,
-                                     "type_error": _type_error, "DataError": DataError, "datetime": datetime.datetime,
-                                     "date": datetime.date, "EPOCH": _EPOCH, "EPOCH_DATE": _EPOCH_DATE, "MS": _MS,
-                                     "esc": string_text}
-        lines = ["def write(v):",
-                 "    if v.__class__ is not Struct and not isinstance(v, Struct):",
-                 "        raise type_error(schema, v)",
-                 "    s = v._schema",
-                 "    if s is not schema and not s.same_ignoring_default(schema):",
-                 '        raise DataError("Mismatching schema.")']
+        src = Source(f"json writer {schema.name}", _STRUCT_RUNTIME)
+        src.define("schema", schema)
+        src.lines(["def write(v):",
+                   "    if v.__class__ is not Struct and not isinstance(v, Struct):",
+                   "        raise type_error(schema, v)",
+                   "    s = v._schema",
+                   "    if s is not schema and not s.same_ignoring_default(schema):",
+                   '        raise DataError("Mismatching schema.")'])
         parts = []
         for i, f in enumerate(fields):
-            namespace[f"f{i}"] = self.value_fn(f.schema)
-            namespace[f"p{i}"] = ("{" if i == 0 else ",") + string_text(f.name) + ":"
+            src.define(f"f{i}", self.value_fn(f.schema))
+            src.define(f"p{i}", ("{" if i == 0 else ",") + string_text(f.name) + ":")
             parts.append(f"{{p{i}}}{{x{i}}}")
         if fields:
-            lines.append(f"    {''.join(f'x{i}, ' for i in range(len(fields)))}= v._values")
+            src.line(f"{''.join(f'x{i}, ' for i in range(len(fields)))}= v._values", 1)
         for i, f in enumerate(fields):
-            lines += [f"    {line}" for line in self._field_lines(f.schema, f"x{i}", f"f{i}")]
+            src.lines(self._field_lines(f.schema, f"x{i}", f"f{i}"), 1)
         # an f-string of variables only: BUILD_STRING joins the pieces in one allocation
-        lines.append('    return f"' + "".join(parts) + '}}"' if fields else '    return "{}"')
-        exec(compile("\n".join(lines), f"<json writer {schema.name!a}>", "exec"), namespace)
-        write: TextFn = namespace["write"]
+        src.line('return f"' + "".join(parts) + '}}"' if fields else 'return "{}"', 1)
+        write: TextFn = src.build("write")
         return write
 
     def _field_lines(self, schema: Schema, x: str, fn: str) -> list[str]:
