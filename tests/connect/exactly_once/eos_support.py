@@ -33,6 +33,7 @@ __all__ = [
     "lines",
     "read_values",
     "session_key",
+    "source_offsets",
     "stable_end",
     "start_broker",
     "write_lines",
@@ -186,6 +187,35 @@ def read_values(bootstrap: str, topic: str, *, isolation: str = "read_committed"
                 if message.error() is None and value is not None:
                     out.append(value)
         raise AssertionError(f"could not read {topic} to its end {end} within {timeout}s ({len(out)} read)")
+    finally:
+        consumer.close()
+
+
+def source_offsets(bootstrap: str, offsets_topic: str, connector: str) -> list[dict[str, Any]]:
+    """The source offsets ``connector`` committed (read_committed) to a worker's offsets topic, oldest first.
+
+    Read from the topic itself, with no worker running, so nothing moves while it is read: what a
+    killed worker's successor will resume from."""
+    consumer = _consumer(bootstrap, "read_committed")
+    try:
+        meta = consumer.list_topics(offsets_topic, timeout=10).topics[offsets_topic]
+        parts = sorted(meta.partitions)
+        ends = {p: int(consumer.get_watermark_offsets(TopicPartition(offsets_topic, p), timeout=10, cached=False)[1])
+                for p in parts}
+        consumer.assign([TopicPartition(offsets_topic, p, OFFSET_BEGINNING) for p in parts if ends[p]])
+        found: list[tuple[int, dict[str, Any]]] = []  # one key, so one partition: offset order is commit order
+        deadline = time.monotonic() + 30
+
+        def done() -> bool:
+            return all(consumer.position([TopicPartition(offsets_topic, p)])[0].offset >= ends[p]
+                       for p in parts if ends[p])
+        while not done():
+            assert time.monotonic() < deadline, f"could not read {offsets_topic} to its end within 30 s"
+            for m in consumer.consume(1000, 0.2):
+                key, value = m.key(), m.value()
+                if m.error() is None and key is not None and value is not None and json.loads(key)[0] == connector:
+                    found.append((m.offset() or 0, json.loads(value)))
+        return [value for _, value in sorted(found, key=lambda f: f[0])]
     finally:
         consumer.close()
 
