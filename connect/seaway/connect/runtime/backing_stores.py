@@ -6,7 +6,7 @@ them in memory (:mod:`seaway.connect.runtime.stores`) and a file
 (:class:`~seaway.connect.runtime.offsets.FileOffsetBackingStore`), distributed mode on
 compacted topics (:mod:`seaway.connect.runtime.distributed.kafka_stores`), each
 implementation on its own. The herders and the worker type against these Protocols, and
-``tests/connect/runtime/test_backing_stores.py`` checks that each implementation satisfies
+``tests/connect/distributed/test_backing_store_protocols.py`` checks that each implementation satisfies
 its Protocol (mypy, through typed assignments; and at run time, member by member), so an
 operation missing from one mode is an error, not a surprise in production.
 

@@ -6,7 +6,10 @@ tombstone). JSON is written with sorted keys, so a partition dict maps to the sa
 whatever its insertion order.
 
 They implement :class:`~seaway.connect.runtime.backing_stores.OffsetBackingStore`, each on its
-own; the memory, file and Kafka stores share the in-memory map, :class:`OffsetMap`, by holding one.
+own. What the memory, file and Kafka stores have in common is the whole map held in memory,
+:class:`OffsetMap`, which each holds; there is no base class, since what differs is each
+store's write path (none, a file rewrite, a produce), and :class:`ConnectorOffsetBackingStore`
+holds no map at all.
 
 * :class:`MemoryOffsetBackingStore`: tests and embedded use.
 * :class:`ConnectorOffsetBackingStore`: a connector's own ``offsets.storage.topic`` in front of
