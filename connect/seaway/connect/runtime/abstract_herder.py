@@ -162,6 +162,10 @@ class AbstractHerder(Herder):
         config topic and each worker acts on the record."""
 
     @abc.abstractmethod
+    async def _remove_connector(self, name: str) -> None:
+        """Delete existing connector ``name`` (standalone: stop and forget it; a cluster: a config-topic tombstone)."""
+
+    @abc.abstractmethod
     async def _set_target(self, name: str, target: TargetState) -> None: ...
 
     @abc.abstractmethod
@@ -257,6 +261,12 @@ class AbstractHerder(Herder):
             else:
                 merged[key] = value
         return (await self.put_connector_config(name, merged, allow_replace=True)).info
+
+    async def delete_connector(self, name: str) -> None:
+        self._require_writer()
+        async with self._exclusive():
+            self._raw(name)
+            await self._remove_connector(name)
 
     async def pause_connector(self, name: str) -> None:
         await self._set_target(name, TargetState.PAUSED)

@@ -171,13 +171,11 @@ class StandaloneHerder(AbstractHerder):
         await asyncio.to_thread(self._start_connector, name, config)
         return await self.connector_info(name)
 
-    async def delete_connector(self, name: str) -> None:
-        async with self._lock:
-            self._raw(name)
-            await asyncio.to_thread(self._stop_all, name)
-            self.config_store.remove_connector_config(name)
-            self.status_store.remove(name)
-            log.info("Deleted connector %s", name)
+    async def _remove_connector(self, name: str) -> None:
+        await asyncio.to_thread(self._stop_all, name)
+        self.config_store.remove_connector_config(name)
+        self.status_store.remove(name)
+        log.info("Deleted connector %s", name)
 
     # -- target states ----------------------------------------------------------------------------
     async def _set_target(self, name: str, target: TargetState) -> None:

@@ -179,9 +179,7 @@ class DistributedHerderBase(AbstractHerder):
             await self.fencing.fence(name)
 
     # -- leader writes ----------------------------------------------------------------------------
-    async def delete_connector(self, name: str) -> None:
-        self.require_leader()
-        self._raw(name)
+    async def _remove_connector(self, name: str) -> None:
         await asyncio.to_thread(self.config_store.remove_connector_config, name)
 
     async def stop_connector(self, name: str) -> None:
