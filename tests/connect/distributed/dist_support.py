@@ -74,11 +74,13 @@ def wait_for(check: Callable[[], Any], timeout: float, interval: float = 0.1, wh
 
 
 class WorkerProcess:
-    """One ``seaway connect distributed`` process; ``url`` is its REST URL."""
+    """One ``seaway connect distributed`` process (``mode="standalone"``: ``seaway connect
+    standalone``); ``url`` is its REST URL."""
 
-    def __init__(self, directory: Path, props: dict[str, str]) -> None:
+    def __init__(self, directory: Path, props: dict[str, str], *, mode: str = "distributed") -> None:
         self.directory = directory
         self.props = props
+        self.mode = mode
         self.url = props["listeners"]
         self.proc: subprocess.Popen[str] | None = None
         self.output: list[str] = []
@@ -88,7 +90,7 @@ class WorkerProcess:
         self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / "worker.properties"
         path.write_text("".join(f"{k}={v}\n" for k, v in self.props.items()), encoding="utf-8")
-        args = [sys.executable, "-m", "seaway.cli.main", "connect", "distributed", str(path)]
+        args = [sys.executable, "-m", "seaway.cli.main", "connect", self.mode, str(path)]
         env = {k: v for k, v in os.environ.items() if not k.startswith("CONNECT_")}
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      env={**env, "PYTHONUNBUFFERED": "1"}, cwd=self.directory)
@@ -108,15 +110,23 @@ class WorkerProcess:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             try:
-                line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+                line = lines.get(timeout=max(0.01, min(0.2, deadline - time.monotonic())))
             except queue.Empty:
-                break
+                if self.mode == "standalone" and self._serving():  # it prints no ready line
+                    return self
+                continue
             if line is None:
                 break
             if line.startswith(READY):
                 return self
         self.kill()
         raise RuntimeError("worker did not start:\n" + "".join(self.output[-60:]))
+
+    def _serving(self) -> bool:
+        try:
+            return httpx.get(self.url + "/", timeout=1).status_code == 200
+        except httpx.HTTPError:
+            return False
 
     def stop(self, timeout: float = 30.0) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -13,18 +13,23 @@
 * Plugin listings and the plugin config description.
 * :meth:`AbstractHerder.parsed`: a stored config parsed once, at the start of a connector or
   task, with a failure reported as that connector's or task's failure.
-* The operations both herders answer the same way from their stores (config and task-status
-  reads, offsets reads, active topics, pause/resume through ``_set_target``).
+* The operations both herders answer the same way: reads from the config store's snapshot
+  and the status store; config writes (validation, the create/replace checks, KIP-477's
+  PATCH merge), restarts, and offsets changes (KIP-875's STOPPED precondition), each with
+  the herder-specific step as a hook (standalone writes and restarts in place; a cluster
+  checks leadership and goes through the config topic).
 """
 
 from __future__ import annotations
 
 import abc
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from confluent_kafka.admin import AdminClient
 from seaway.connect.api import (
     ConfigDef,
     ConfigError,
@@ -36,9 +41,11 @@ from seaway.connect.api import (
     SourceConnector,
 )
 from seaway.connect.api.config import convert_to_string
+from seaway.connect.runtime.backing_stores import ClusterConfigState, ConfigBackingStore, StatusBackingStore
 from seaway.connect.runtime.config import (
     REST_REQUEST_MAX_BYTES,
     WorkerConfig,
+    connector_config_def,
     sink_config_def,
     source_config_def,
     validate_sink_topics,
@@ -47,23 +54,28 @@ from seaway.connect.runtime.config_providers import REDACTOR, scrub
 from seaway.connect.runtime.connector_config import ConnectorConfig, connector_definition
 from seaway.connect.runtime.exactly_once_validation import validate_exactly_once
 from seaway.connect.runtime.herder import (
+    AlreadyExistsError,
     BadRequestError,
     ConfigInfos,
+    ConnectorInfo,
     ConnectorOffsets,
     ConnectorState,
+    ConnectorStateInfo,
     ConnectorTaskId,
     ConnectorType,
+    Created,
     Herder,
     HerderError,
     NotFoundError,
     PluginDesc,
     State,
     TargetState,
+    TaskInfo,
     TaskState,
+    check_new_connector_name,
 )
 from seaway.connect.runtime.offsets_admin import OffsetsAdmin
 from seaway.connect.runtime.plugins import PluginKind, Plugins
-from seaway.connect.runtime.stores import MemoryStatusBackingStore
 from seaway.connect.runtime.worker import Worker
 from seaway.connect.runtime.worker_task import format_trace
 
@@ -102,10 +114,17 @@ def loggable_config(config: Mapping[str, str], definition: ConfigDef | None,
 
 
 class AbstractHerder(Herder):
-    """Status listener, validation and plugin descriptions over a :class:`Worker`."""
+    """Status listener, validation, plugin descriptions and the REST operations over a :class:`Worker`.
+
+    Where the two herders differ is a small hook each implements: who may write
+    (:meth:`_require_writer`), what a write holds (:meth:`_exclusive`), how a config write takes
+    effect (:meth:`_write_connector_config`), and how restarts and offsets changes are carried
+    out. The checks and Kafka's REST answers around them are written once, here.
+    """
 
     worker: Worker
-    status_store: MemoryStatusBackingStore
+    config_store: ConfigBackingStore
+    status_store: StatusBackingStore
     worker_config: WorkerConfig
     plugins_registry: Plugins
     offsets_admin: OffsetsAdmin
@@ -123,17 +142,80 @@ class AbstractHerder(Herder):
     def is_ready(self) -> bool:
         return self._ready
 
-    # -- what each herder reads and writes its own way ---------------------------------------------
+    # -- what each herder does its own way -------------------------------------------------------
+    def _require_writer(self) -> None:
+        """Raise unless this worker may write connector configs, offsets and restart plans.
+
+        A standalone herder always may; in a cluster only the leader, and a follower raises
+        :class:`~seaway.connect.runtime.herder.NotLeaderError`, which the REST layer forwards.
+        """
+
     @abc.abstractmethod
-    def _raw(self, name: str) -> dict[str, str]:
-        """The stored config of ``name`` (placeholders unresolved); :class:`NotFoundError` if unknown."""
+    def _exclusive(self) -> contextlib.AbstractAsyncContextManager[Any]:
+        """What a config or offsets write holds from its checks to its end (standalone: the herder's lock)."""
+
+    @abc.abstractmethod
+    async def _write_connector_config(self, name: str, config: dict[str, str], initial_state: TargetState | None,
+                                      before: ClusterConfigState) -> ConnectorInfo:
+        """Store a validated ``config`` (``before``: the configs it was checked against) and answer
+        with the connector's info; standalone restarts the connector here, a cluster writes the
+        config topic and each worker acts on the record."""
+
+    @abc.abstractmethod
+    async def _remove_connector(self, name: str) -> None:
+        """Delete existing connector ``name`` (standalone: stop and forget it; a cluster: a config-topic tombstone)."""
 
     @abc.abstractmethod
     async def _set_target(self, name: str, target: TargetState) -> None: ...
 
-    # -- operations answered alike by both herders ------------------------------------------------
+    @abc.abstractmethod
+    async def _restart_connector_instance(self, name: str) -> None:
+        """Restart the connector instance alone (on the worker that runs it)."""
+
+    @abc.abstractmethod
+    async def _restart_task_instance(self, task_id: ConnectorTaskId) -> None:
+        """Restart one task (on the worker that runs it)."""
+
+    @abc.abstractmethod
+    async def _restart_planned(self, name: str, include_tasks: bool, only_failed: bool) -> ConnectorStateInfo:
+        """Carry out a restart with tasks or of failed instances; the states planned (Kafka's 202 body)."""
+
+    async def _before_offsets_change(self, name: str, raw: dict[str, str]) -> None:
+        """What must happen before the offsets of stopped connector ``name`` change (nothing, in standalone)."""
+
+    # -- reads, from the config store's snapshot -------------------------------------------------
+    def _raw(self, name: str) -> dict[str, str]:
+        """The stored config of ``name`` (placeholders unresolved); :class:`NotFoundError` if unknown."""
+        config = self.config_store.snapshot().connector_config(name)
+        if config is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return config
+
+    async def connectors(self) -> list[str]:
+        return self.config_store.snapshot().connectors()
+
     async def connector_config(self, name: str) -> dict[str, str]:
         return self._raw(name)
+
+    async def connector_info(self, name: str) -> ConnectorInfo:
+        snapshot = self.config_store.snapshot()
+        raw = snapshot.connector_config(name)
+        if raw is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return ConnectorInfo(name, raw, snapshot.task_ids(name), self.connector_type(raw))
+
+    async def task_configs(self, name: str) -> list[TaskInfo]:
+        snapshot = self.config_store.snapshot()
+        if not snapshot.contains(name):
+            raise NotFoundError(f"Connector {name} not found")
+        return [TaskInfo(t, snapshot.task_config(t) or {}) for t in snapshot.task_ids(name)]
+
+    async def connector_status(self, name: str) -> ConnectorStateInfo:
+        status = self.status_store.get(name)
+        raw = self.config_store.snapshot().connector_config(name)
+        if status is None or raw is None:
+            raise NotFoundError(f"No status found for connector {name}")
+        return ConnectorStateInfo(name, status, self.status_store.get_all(name), self.connector_type(raw))
 
     async def validate_connector_config(self, config: dict[str, str]) -> ConfigInfos:
         return await asyncio.to_thread(self.validate_sync, config)
@@ -144,16 +226,109 @@ class AbstractHerder(Herder):
             raise NotFoundError(f"No status found for task {name}-{task}")
         return status
 
+    async def connector_offsets(self, name: str) -> ConnectorOffsets:
+        raw = self._raw(name)
+        return await asyncio.to_thread(self.offsets_admin.read, name, raw)
+
+    # -- writes: the checks and answers of both herders --------------------------------------------
+    async def put_connector_config(self, name: str, config: dict[str, str], *, allow_replace: bool,
+                                   initial_state: TargetState | None = None) -> Created:
+        self._require_writer()
+        config = {**config, "name": config.get("name", name)}
+        infos = await self.validate_connector_config(config)
+        if infos.error_count:
+            raise BadRequestError(invalid_config_message(infos))
+        async with self._exclusive():
+            self._require_writer()  # again: leadership may have moved while the plugin validated
+            before = self.config_store.snapshot()
+            exists = before.contains(name)
+            if exists and not allow_replace:
+                raise AlreadyExistsError(f"Connector {name} already exists")
+            if not exists:
+                check_new_connector_name(name)
+            log.info("%s connector %s with config %s", "Updating" if exists else "Creating", name,
+                     loggable_config(config, connector_config_def(self.plugins_registry), self.plugins_registry))
+            info = await self._write_connector_config(name, config, None if exists else initial_state, before)
+            return Created(not exists, info)
+
+    async def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
+        """KIP-477: the stored config with ``patch`` applied (a null value removes the key), then a PUT."""
+        self._require_writer()
+        merged = self._raw(name)
+        for key, value in patch.items():
+            if value is None:
+                merged.pop(key, None)
+            else:
+                merged[key] = value
+        return (await self.put_connector_config(name, merged, allow_replace=True)).info
+
+    async def delete_connector(self, name: str) -> None:
+        self._require_writer()
+        async with self._exclusive():
+            self._raw(name)
+            await self._remove_connector(name)
+
     async def pause_connector(self, name: str) -> None:
         await self._set_target(name, TargetState.PAUSED)
 
     async def resume_connector(self, name: str) -> None:
         await self._set_target(name, TargetState.STARTED)
 
-    async def connector_offsets(self, name: str) -> ConnectorOffsets:
-        raw = self._raw(name)
-        return await asyncio.to_thread(self.offsets_admin.read, name, raw)
+    async def restart_connector(self, name: str, *, include_tasks: bool = False, only_failed: bool = False
+                                ) -> ConnectorStateInfo | None:
+        if not self.config_store.contains(name):
+            raise NotFoundError(f"Unknown connector: {name}")
+        if not include_tasks and not only_failed:
+            await self._restart_connector_instance(name)
+            return None
+        self._require_writer()
+        if self.status_store.get(name) is None:
+            raise NotFoundError(f"Status for connector {name} not found")
+        return await self._restart_planned(name, include_tasks, only_failed)
 
+    @staticmethod
+    def restart_plan(info: ConnectorStateInfo, include_tasks: bool, only_failed: bool
+                     ) -> tuple[bool, list[TaskState]]:
+        """Kafka's ``RestartPlan``: whether the connector restarts, and which of its tasks."""
+        connector = not only_failed or info.connector.state is State.FAILED
+        tasks = [t for t in info.tasks if include_tasks and (not only_failed or t.state is State.FAILED)]
+        return connector, tasks
+
+    async def restart_task(self, name: str, task: int) -> None:
+        task_id = ConnectorTaskId(name, task)
+        if task_id not in self.config_store.snapshot().task_ids(name):
+            raise NotFoundError(f"Unknown task: {task_id}")
+        await self._restart_task_instance(task_id)
+
+    def _check_stopped(self, name: str) -> dict[str, str]:
+        """KIP-875: offsets change only while the connector is STOPPED (and so has no tasks); its config."""
+        snapshot = self.config_store.snapshot()
+        raw = snapshot.connector_config(name)
+        if raw is None:
+            raise NotFoundError(f"Connector {name} not found")
+        if snapshot.target_state(name) is not TargetState.STOPPED or snapshot.task_ids(name):
+            raise BadRequestError(
+                "Connectors must be in the STOPPED state before their offsets can be modified. This can be done "
+                f"for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint")
+        return raw
+
+    async def alter_connector_offsets(self, name: str, offsets: ConnectorOffsets) -> str:
+        return await self._change_offsets(name, offsets.offsets, reset=False)
+
+    async def reset_connector_offsets(self, name: str) -> str:
+        return await self._change_offsets(name, None, reset=True)
+
+    async def _change_offsets(self, name: str, offsets: list[tuple[dict[str, Any], dict[str, Any] | None]] | None,
+                              *, reset: bool) -> str:
+        self._require_writer()
+        async with self._exclusive():
+            raw = self._check_stopped(name)
+            if not reset and not offsets:
+                raise BadRequestError("Partitions / offsets need to be provided for an alter offsets request")
+            await self._before_offsets_change(name, raw)
+            return await asyncio.to_thread(self.offsets_admin.alter, name, raw, offsets, reset=reset)
+
+    # -- topic tracking ---------------------------------------------------------------------------
     def _check_tracking(self, reset: bool = False) -> None:
         if not self.worker_config.get("topic.tracking.enable"):
             raise HerderError("Topic tracking is disabled.", status=403)
@@ -167,6 +342,15 @@ class AbstractHerder(Herder):
     async def reset_connector_active_topics(self, name: str) -> None:
         self._check_tracking(reset=True)
         self.status_store.reset_topics(name)
+
+    def admin_config(self) -> dict[str, Any]:
+        """Settings of this worker's own admin client."""
+        return self.worker_config.admin_client_config()
+
+    def _lookup_cluster_id(self) -> str:
+        """The Kafka cluster's id (blocking), which the REST root reports."""
+        admin = AdminClient(self.admin_config())
+        return str(admin.list_topics(timeout=30).cluster_id or "")
 
     def rest_request_max_bytes(self) -> int:
         return int(self.worker_config.get(REST_REQUEST_MAX_BYTES))

@@ -5,6 +5,12 @@ array ``["<connector>", {source partition}]``, the value the JSON offset map (``
 tombstone). JSON is written with sorted keys, so a partition dict maps to the same key
 whatever its insertion order.
 
+They implement :class:`~seaway.connect.runtime.backing_stores.OffsetBackingStore`, each on its
+own. What the memory, file and Kafka stores have in common is the whole map held in memory,
+:class:`OffsetMap`, which each holds; there is no base class, since what differs is each
+store's write path (none, a file rewrite, a produce), and :class:`ConnectorOffsetBackingStore`
+holds no map at all.
+
 * :class:`MemoryOffsetBackingStore`: tests and embedded use.
 * :class:`ConnectorOffsetBackingStore`: a connector's own ``offsets.storage.topic`` in front of
   the worker's store (distributed mode).
@@ -31,12 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from seaway.connect.api import DataError, OffsetStorageReader
+from seaway.connect.runtime.backing_stores import OffsetBackingStore
 
 __all__ = [
     "ConnectorOffsetBackingStore",
     "FileOffsetBackingStore",
     "MemoryOffsetBackingStore",
-    "OffsetBackingStore",
+    "OffsetMap",
     "OffsetStorageReaderImpl",
     "OffsetStorageWriter",
     "decode_key",
@@ -83,35 +90,31 @@ def validate_offset_map(kind: str, value: Mapping[str, Any] | None) -> None:
                             f"{type(v).__name__}")
 
 
-class OffsetBackingStore:
-    """A thread-safe byte map; subclasses decide durability."""
+class OffsetMap:
+    """A thread-safe map of offsets-topic keys to values: what every offset store that holds the
+    whole map in memory keeps (the memory and file stores, and the Kafka store's copy of its topic)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._data: dict[bytes, bytes] = {}
 
-    def start(self) -> None:
-        return None
-
-    def stop(self) -> None:
-        return None
-
     def get(self, keys: Iterable[bytes]) -> dict[bytes, bytes | None]:
         with self._lock:
             return {k: self._data.get(k) for k in keys}
 
-    def set(self, values: Mapping[bytes, bytes | None]) -> None:
-        """Apply ``values`` (``None`` deletes) durably before returning."""
+    def apply(self, values: Mapping[bytes, bytes | None]) -> dict[bytes, bytes]:
+        """Apply ``values`` (``None`` deletes); a copy of the whole map afterwards."""
         with self._lock:
             for k, v in values.items():
                 if v is None:
                     self._data.pop(k, None)
                 else:
                     self._data[k] = v
-            self._persist(dict(self._data))
+            return dict(self._data)
 
-    def _persist(self, snapshot: dict[bytes, bytes]) -> None:
-        return None
+    def replace(self, data: Mapping[bytes, bytes]) -> None:
+        with self._lock:
+            self._data = dict(data)
 
     def connector_partitions(self, connector: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
         """Every ``(partition, offset)`` stored for ``connector``."""
@@ -125,25 +128,61 @@ class OffsetBackingStore:
         return out
 
 
-class MemoryOffsetBackingStore(OffsetBackingStore):
+class MemoryOffsetBackingStore:
     """Offsets kept in memory only."""
 
+    def __init__(self) -> None:
+        self._map = OffsetMap()
 
-class FileOffsetBackingStore(OffsetBackingStore):
-    """Standalone mode's offsets file, rewritten crash-safely on every flush."""
+    def start(self) -> None:
+        return None
+
+    def stop(self) -> None:
+        return None
+
+    def get(self, keys: Iterable[bytes]) -> dict[bytes, bytes | None]:
+        return self._map.get(keys)
+
+    def set(self, values: Mapping[bytes, bytes | None]) -> None:
+        self._map.apply(values)
+
+    def connector_partitions(self, connector: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        return self._map.connector_partitions(connector)
+
+
+class FileOffsetBackingStore:
+    """Standalone mode's offsets file, rewritten crash-safely on every flush.
+
+    Writes are serialised (``_write_lock`` around the update and the file write), so the file
+    always ends with the latest update, whatever the order in which threads flushed.
+    """
 
     FORMAT = "seaway-connect-offsets"
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        super().__init__()
         self.path = Path(path)
+        self._map = OffsetMap()
+        self._write_lock = threading.Lock()
 
     def start(self) -> None:
         if not self.path.exists():
             return
         doc = json.loads(self.path.read_text(encoding="utf-8") or "{}")
-        with self._lock:
-            self._data = {k.encode("utf-8"): v.encode("utf-8") for k, v in doc.get("offsets", [])}
+        self._map.replace({k.encode("utf-8"): v.encode("utf-8") for k, v in doc.get("offsets", [])})
+
+    def stop(self) -> None:
+        return None
+
+    def get(self, keys: Iterable[bytes]) -> dict[bytes, bytes | None]:
+        return self._map.get(keys)
+
+    def set(self, values: Mapping[bytes, bytes | None]) -> None:
+        """Apply ``values`` (``None`` deletes) and write the file before returning."""
+        with self._write_lock:
+            self._persist(self._map.apply(values))
+
+    def connector_partitions(self, connector: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        return self._map.connector_partitions(connector)
 
     def _persist(self, snapshot: dict[bytes, bytes]) -> None:
         doc = {"format": self.FORMAT, "version": 1,
@@ -220,7 +259,7 @@ class OffsetStorageWriter:
             self._to_flush = None
 
 
-class ConnectorOffsetBackingStore(OffsetBackingStore):
+class ConnectorOffsetBackingStore:
     """A connector's own ``offsets.storage.topic`` in front of the worker's offsets (Kafka's class of this name).
 
     Reads look in the connector's store first and fall back to the worker's for keys it lacks
@@ -230,9 +269,14 @@ class ConnectorOffsetBackingStore(OffsetBackingStore):
     """
 
     def __init__(self, primary: OffsetBackingStore, secondary: OffsetBackingStore) -> None:
-        super().__init__()
         self.primary = primary
         self.secondary = secondary
+
+    def start(self) -> None:
+        """Nothing: both stores are started (and stopped) by their owners, the worker."""
+
+    def stop(self) -> None:
+        """Nothing: see :meth:`start`."""
 
     def get(self, keys: Iterable[bytes]) -> dict[bytes, bytes | None]:
         keys = list(keys)

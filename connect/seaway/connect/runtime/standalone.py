@@ -5,6 +5,10 @@ blocking worker calls (plugin code, thread joins) in threads, so the event loop 
 API on it) stays responsive. Target states: STARTED, PAUSED (connector instance stopped,
 tasks paused) and STOPPED (connector stopped, zero tasks, KIP-875); statuses follow as the
 worker reports them. Offsets can be read, altered and reset only while STOPPED.
+
+The REST operations' checks and answers are :class:`AbstractHerder`'s, shared with the
+distributed herder; this class supplies the standalone steps: a config write stops, stores
+and restarts the connector in place, under the herder's lock (:meth:`_exclusive`).
 """
 
 from __future__ import annotations
@@ -13,27 +17,21 @@ import asyncio
 import logging
 from typing import Any
 
-from confluent_kafka.admin import AdminClient
-from seaway.connect.runtime.abstract_herder import AbstractHerder, invalid_config_message, loggable_config
-from seaway.connect.runtime.config import StandaloneConfig, connector_config_def
+from seaway.connect.runtime.abstract_herder import AbstractHerder
+from seaway.connect.runtime.backing_stores import ClusterConfigState, OffsetBackingStore
+from seaway.connect.runtime.config import StandaloneConfig
 from seaway.connect.runtime.config_providers import REDACTOR
 from seaway.connect.runtime.connector_config import ConnectorConfig
 from seaway.connect.runtime.herder import (
-    AlreadyExistsError,
-    BadRequestError,
     ConnectorInfo,
-    ConnectorOffsets,
     ConnectorStateInfo,
     ConnectorTaskId,
-    Created,
     HerderError,
     NotFoundError,
     State,
     TargetState,
-    TaskInfo,
-    check_new_connector_name,
 )
-from seaway.connect.runtime.offsets import FileOffsetBackingStore, OffsetBackingStore
+from seaway.connect.runtime.offsets import FileOffsetBackingStore
 from seaway.connect.runtime.offsets_admin import OffsetsAdmin
 from seaway.connect.runtime.plugins import Plugins
 from seaway.connect.runtime.stores import MemoryConfigBackingStore, MemoryStatusBackingStore
@@ -72,34 +70,24 @@ class StandaloneHerder(AbstractHerder):
         self._ready = True
         log.info("Herder started (worker %s, Kafka cluster %s)", self.worker_id, self._cluster_id)
 
-    def _lookup_cluster_id(self) -> str:
-        admin = AdminClient(self.worker_config.admin_client_config())
-        return str(admin.list_topics(timeout=30).cluster_id or "")
-
     async def stop(self) -> None:
         self._ready = False
         for task in list(self._background):
             task.cancel()
         async with self._lock:
-            for name in self.config_store.connectors():
+            for name in self.config_store.snapshot().connectors():
                 await asyncio.to_thread(self._stop_all, name)
             await asyncio.to_thread(self.worker.stop)
         log.info("Herder stopped")
 
     # -- helpers (worker threads) ---------------------------------------------------------------
-    def _raw(self, name: str) -> dict[str, str]:
-        config = self.config_store.connector_config(name)
-        if config is None:
-            raise NotFoundError(f"Connector {name} not found")
-        return config
-
     def _stop_all(self, name: str) -> None:
         self.worker.stop_and_await_tasks(self.worker.task_ids(name))
         self.worker.stop_and_await_connector(name)
 
     def _start_connector(self, name: str, raw: dict[str, str]) -> None:
         """Start the connector instance in its target state, then its tasks (one parse of ``raw`` for all)."""
-        target = self.config_store.target_state(name) or TargetState.STARTED
+        target = self.config_store.snapshot().target_state(name)
         config = self._start_connector_instance(name, raw, target)
         if target is TargetState.STOPPED:
             self.config_store.put_task_configs(name, [])
@@ -119,7 +107,7 @@ class StandaloneHerder(AbstractHerder):
         ``config`` is the connector's parsed config when the caller has just parsed it; else
         the stored one is parsed, once, if any task is to start.
         """
-        target = self.config_store.target_state(name) or TargetState.STARTED
+        target = self.config_store.snapshot().target_state(name)
         if self.worker.connector_running(name):
             try:
                 configs = self.worker.connector_task_configs(name)
@@ -127,13 +115,13 @@ class StandaloneHerder(AbstractHerder):
                 log.error("Failed to generate task configs for %s", name, exc_info=e)
                 self.on_connector_failure(name, e)
                 return
-            if configs != self.config_store.task_configs(name):
+            if configs != self.config_store.snapshot().task_configs(name):
                 self.worker.stop_and_await_tasks(self.worker.task_ids(name))
                 self.config_store.put_task_configs(name, configs)
                 self.status_store.remove_tasks(name, keep=len(configs))
         running = set(self.worker.task_ids(name))
         to_start = [(ConnectorTaskId(name, index), task_config)
-                    for index, task_config in enumerate(self.config_store.task_configs(name))
+                    for index, task_config in enumerate(self.config_store.snapshot().task_configs(name))
                     if ConnectorTaskId(name, index) not in running]
         if not to_start:
             return
@@ -171,67 +159,30 @@ class StandaloneHerder(AbstractHerder):
                 await asyncio.to_thread(self._update_tasks, name)
 
     # -- connectors -------------------------------------------------------------------------------
-    async def connectors(self) -> list[str]:
-        return self.config_store.connectors()
+    def _exclusive(self) -> asyncio.Lock:
+        return self._lock
 
-    async def connector_info(self, name: str) -> ConnectorInfo:
-        raw = self._raw(name)
-        return ConnectorInfo(name, raw, self.config_store.task_ids(name), self.connector_type(raw))
-
-    async def put_connector_config(self, name: str, config: dict[str, str], *, allow_replace: bool,
-                                   initial_state: TargetState | None = None) -> Created:
-        config = {**config, "name": config.get("name", name)}
-        infos = await self.validate_connector_config(config)
-        if infos.error_count:
-            raise BadRequestError(invalid_config_message(infos))
-        async with self._lock:
-            exists = self.config_store.contains(name)
-            if exists and not allow_replace:
-                raise AlreadyExistsError(f"Connector {name} already exists")
-            if not exists:
-                check_new_connector_name(name)
-            log.info("%s connector %s with config %s", "Updating" if exists else "Creating", name,
-                     loggable_config(config, connector_config_def(self.plugins_registry), self.plugins_registry))
-            if exists:
-                await asyncio.to_thread(self._stop_all, name)
-            self.config_store.put_connector_config(name, config, None if exists else initial_state)
-            await asyncio.to_thread(self._start_connector, name, config)
-            return Created(not exists, await self.connector_info(name))
-
-    async def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
-        merged = self._raw(name)
-        for key, value in patch.items():
-            if value is None:
-                merged.pop(key, None)
-            else:
-                merged[key] = value
-        return (await self.put_connector_config(name, merged, allow_replace=True)).info
-
-    async def delete_connector(self, name: str) -> None:
-        async with self._lock:
-            self._raw(name)
+    async def _write_connector_config(self, name: str, config: dict[str, str], initial_state: TargetState | None,
+                                      before: ClusterConfigState) -> ConnectorInfo:
+        """Under the herder's lock: stop the old instance and tasks, store ``config``, start them again."""
+        if before.contains(name):
             await asyncio.to_thread(self._stop_all, name)
-            self.config_store.remove_connector_config(name)
-            self.status_store.remove(name)
-            log.info("Deleted connector %s", name)
+        self.config_store.put_connector_config(name, config, initial_state)
+        await asyncio.to_thread(self._start_connector, name, config)
+        return await self.connector_info(name)
 
-    async def task_configs(self, name: str) -> list[TaskInfo]:
-        self._raw(name)
-        return [TaskInfo(ConnectorTaskId(name, i), c) for i, c in enumerate(self.config_store.task_configs(name))]
-
-    async def connector_status(self, name: str) -> ConnectorStateInfo:
-        status = self.status_store.get(name)
-        raw = self.config_store.connector_config(name)
-        if status is None or raw is None:
-            raise NotFoundError(f"No status found for connector {name}")
-        return ConnectorStateInfo(name, status, self.status_store.get_all(name), self.connector_type(raw))
+    async def _remove_connector(self, name: str) -> None:
+        await asyncio.to_thread(self._stop_all, name)
+        self.config_store.remove_connector_config(name)
+        self.status_store.remove(name)
+        log.info("Deleted connector %s", name)
 
     # -- target states ----------------------------------------------------------------------------
     async def _set_target(self, name: str, target: TargetState) -> None:
         async with self._lock:
             if not self.config_store.contains(name):
                 raise NotFoundError(f"Unknown connector {name}")
-            previous = self.config_store.target_state(name)
+            previous = self.config_store.snapshot().target_state(name)
             self.config_store.put_target_state(name, target)
             if target is TargetState.STOPPED:
                 await asyncio.to_thread(self.worker.stop_and_await_tasks, self.worker.task_ids(name))
@@ -245,20 +196,13 @@ class StandaloneHerder(AbstractHerder):
     async def stop_connector(self, name: str) -> None:
         await self._set_target(name, TargetState.STOPPED)
 
-    async def restart_connector(self, name: str, *, include_tasks: bool = False, only_failed: bool = False
-                                ) -> ConnectorStateInfo | None:
-        if not self.config_store.contains(name):
-            raise NotFoundError(f"Unknown connector: {name}")
-        if not include_tasks and not only_failed:
-            async with self._lock:
-                await asyncio.to_thread(self._restart_connector_instance, name)
-            return None
-        current = self.status_store.get(name)
-        if current is None:
-            raise NotFoundError(f"Status for connector {name} not found")
-        restart_connector = not only_failed or current.state is State.FAILED
-        tasks = [t for t in self.status_store.get_all(name)
-                 if include_tasks and (not only_failed or t.state is State.FAILED)]
+    async def _restart_connector_instance(self, name: str) -> None:
+        async with self._lock:
+            await asyncio.to_thread(self._restart_connector_now, name)
+
+    async def _restart_planned(self, name: str, include_tasks: bool, only_failed: bool) -> ConnectorStateInfo:
+        """Mark what restarts RESTARTING, answer with those states, and restart in the background."""
+        restart_connector, tasks = self.restart_plan(await self.connector_status(name), include_tasks, only_failed)
         if restart_connector:
             self._put(name, State.RESTARTING)
         for t in tasks:
@@ -267,10 +211,9 @@ class StandaloneHerder(AbstractHerder):
         self._spawn(self._do_restart(name, restart_connector, [t.id for t in tasks]))
         return planned
 
-    def _restart_connector_instance(self, name: str) -> None:
+    def _restart_connector_now(self, name: str) -> None:
         self.worker.stop_and_await_connector(name)
-        self._start_connector_instance(name, self._raw(name),
-                                       self.config_store.target_state(name) or TargetState.STARTED)
+        self._start_connector_instance(name, self._raw(name), self.config_store.snapshot().target_state(name))
 
     async def _do_restart(self, name: str, connector: bool, tasks: list[int]) -> None:
         async with self._lock:
@@ -279,38 +222,17 @@ class StandaloneHerder(AbstractHerder):
             ids = [ConnectorTaskId(name, t) for t in tasks]
             await asyncio.to_thread(self.worker.stop_and_await_tasks, ids)
             if connector:
-                await asyncio.to_thread(self._restart_connector_instance, name)
+                await asyncio.to_thread(self._restart_connector_now, name)
             await asyncio.to_thread(self._update_tasks, name)
 
-    async def restart_task(self, name: str, task: int) -> None:
-        task_id = ConnectorTaskId(name, task)
+    async def _restart_task_instance(self, task_id: ConnectorTaskId) -> None:
         async with self._lock:
-            raw = self.config_store.connector_config(name)
-            configs = self.config_store.task_configs(name)
-            if raw is None or task >= len(configs) or task < 0:
+            snapshot = self.config_store.snapshot()
+            raw = snapshot.connector_config(task_id.connector)
+            task_config = snapshot.task_config(task_id)
+            if raw is None or task_config is None or task_id not in snapshot.task_ids(task_id.connector):
                 raise NotFoundError(f"Unknown task: {task_id}")
-            target = self.config_store.target_state(name) or TargetState.STARTED
+            target = snapshot.target_state(task_id.connector)
             await asyncio.to_thread(self.worker.stop_and_await_tasks, [task_id])
-            if not await asyncio.to_thread(self._start_task, task_id, raw, configs[task], target):
+            if not await asyncio.to_thread(self._start_task, task_id, raw, task_config, target):
                 raise HerderError(f"Failed to start task: {task_id}", status=500)
-
-    # -- topics and offsets -----------------------------------------------------------------------
-    def _require_stopped(self, name: str) -> dict[str, str]:
-        raw = self._raw(name)
-        if self.config_store.target_state(name) is not TargetState.STOPPED or self.config_store.task_configs(name):
-            raise BadRequestError(
-                "Connectors must be in the STOPPED state before their offsets can be modified. This can be done "
-                f"for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint")
-        return raw
-
-    async def alter_connector_offsets(self, name: str, offsets: ConnectorOffsets) -> str:
-        async with self._lock:
-            raw = self._require_stopped(name)
-            if not offsets.offsets:
-                raise BadRequestError("Partitions / offsets need to be provided for an alter offsets request")
-            return await asyncio.to_thread(self.offsets_admin.alter, name, raw, offsets.offsets, reset=False)
-
-    async def reset_connector_offsets(self, name: str) -> str:
-        async with self._lock:
-            raw = self._require_stopped(name)
-            return await asyncio.to_thread(self.offsets_admin.alter, name, raw, None, reset=True)

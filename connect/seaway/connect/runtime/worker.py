@@ -41,6 +41,7 @@ from seaway.connect.api import (
     SinkTask,
     SourceTask,
 )
+from seaway.connect.runtime.backing_stores import OffsetBackingStore
 from seaway.connect.runtime.config import WorkerConfig
 from seaway.connect.runtime.config_providers import REDACTOR, ConfigTransformer, TransformResult, has_placeholders
 from seaway.connect.runtime.connector_config import ConnectorConfig, PluginSpec
@@ -53,12 +54,7 @@ from seaway.connect.runtime.errors import (
 from seaway.connect.runtime.exactly_once_commits import ExactlyOnceSetup, Transactional
 from seaway.connect.runtime.herder import ConnectorTaskId, TargetState
 from seaway.connect.runtime.metrics import SampleConfig, WorkerMetricsGroup, new_task_metrics
-from seaway.connect.runtime.offsets import (
-    ConnectorOffsetBackingStore,
-    OffsetBackingStore,
-    OffsetStorageReaderImpl,
-    OffsetStorageWriter,
-)
+from seaway.connect.runtime.offsets import ConnectorOffsetBackingStore, OffsetStorageReaderImpl, OffsetStorageWriter
 from seaway.connect.runtime.pipeline.chain import build_chain
 from seaway.connect.runtime.plugins import PluginKind, Plugins, task_class_name
 from seaway.connect.runtime.task_setup import TaskSetup

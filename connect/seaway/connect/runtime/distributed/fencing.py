@@ -31,7 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from confluent_kafka import KafkaException, Producer
-from seaway.connect.runtime.distributed.kafka_stores import ClusterConfigState, KafkaConfigBackingStore
+from seaway.connect.runtime.backing_stores import ClusterConfigState
+from seaway.connect.runtime.distributed.kafka_stores import KafkaConfigBackingStore
 from seaway.connect.runtime.herder import HerderError
 from seaway.kafka_clients import close_producer
 

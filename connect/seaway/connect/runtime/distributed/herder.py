@@ -30,14 +30,14 @@ from typing import Any
 from urllib.parse import quote
 
 import httpx
-from confluent_kafka.admin import AdminClient
 from seaway.connect.api import ConnectError
+from seaway.connect.runtime.backing_stores import SessionKey
 from seaway.connect.runtime.connector_config import ConnectorConfig
 from seaway.connect.runtime.distributed.config import DistributedConfig
 from seaway.connect.runtime.distributed.connect_protocol import ExtendedAssignment
 from seaway.connect.runtime.distributed.herder_base import DistributedHerderBase
 from seaway.connect.runtime.distributed.kafka_log import InternalTopicError, ensure_topic
-from seaway.connect.runtime.distributed.kafka_stores import RestartRequest, SessionKey
+from seaway.connect.runtime.distributed.kafka_stores import RestartRequest, dumps
 from seaway.connect.runtime.distributed.signing import generate_key, signature_headers, verify
 from seaway.connect.runtime.exactly_once_commits import ExactlyOnceSetup
 from seaway.connect.runtime.herder import (
@@ -101,10 +101,6 @@ class DistributedHerder(DistributedHerderBase):
                      int(c.get("offset.storage.replication.factor")))
         ensure_topic(admin, str(c.get("status.storage.topic")), int(c.get("status.storage.partitions")),
                      int(c.get("status.storage.replication.factor")))
-
-    def _lookup_cluster_id(self) -> str:
-        admin = AdminClient(self.admin_config())
-        return str(admin.list_topics(timeout=30).cluster_id or "")
 
     async def stop(self) -> None:
         """Stop tasks (they commit offsets) and connectors, then leave the group and close the stores."""
@@ -409,7 +405,7 @@ class DistributedHerder(DistributedHerderBase):
         if leader is None:
             log.info("No leader known to publish task configs of %s to; retrying after the next rebalance", name)
             return
-        body = self.dumps(configs)
+        body = dumps(configs)
         headers = {"Content-Type": "application/json"}
         key = self.config_store.snapshot().session_key
         if self.membership.sessioned and key is not None:
@@ -582,26 +578,17 @@ class DistributedHerder(DistributedHerderBase):
             await self._stop_work(set(), {task_id})
             await self._start_task(task_id)
 
-    async def planned_restart(self, name: str, include_tasks: bool, only_failed: bool) -> ConnectorStateInfo:
-        """The leader's answer to a restart with tasks: the states it plans to restart, marked RESTARTING."""
+    async def _restart_planned(self, name: str, include_tasks: bool, only_failed: bool) -> ConnectorStateInfo:
+        """The leader's answer to a restart with tasks: the states it plans to restart, marked RESTARTING
+        (the request goes through the config topic to the workers that run them)."""
         info = await self.connector_status(name)
-        restart_connector = not only_failed or info.connector.state is State.FAILED
+        restart_connector, tasks = self.restart_plan(info, include_tasks, only_failed)
         connector = info.connector
         if restart_connector:
             connector = dataclasses.replace(connector, state=State.RESTARTING, trace=None)
-        tasks = [dataclasses.replace(t, state=State.RESTARTING, trace=None)
-                 if include_tasks and (not only_failed or t.state is State.FAILED) else t for t in info.tasks]
+        restarting = {t.id for t in tasks}
+        states = [dataclasses.replace(t, state=State.RESTARTING, trace=None) if t.id in restarting else t
+                  for t in info.tasks]
         await asyncio.to_thread(self.config_store.put_restart_request,
                                 RestartRequest(name, include_tasks, only_failed))
-        return ConnectorStateInfo(name, connector, tasks, info.type)
-
-    def check_stopped(self, name: str) -> dict[str, str]:
-        snapshot = self.config_store.snapshot()
-        raw = snapshot.connector_config(name)
-        if raw is None:
-            raise NotFoundError(f"Connector {name} not found")
-        if snapshot.target_state(name) is not TargetState.STOPPED or snapshot.task_ids(name):
-            raise BadRequestError(
-                "Connectors must be in the STOPPED state before their offsets can be modified. This can be done "
-                f"for the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint")
-        return raw
+        return ConnectorStateInfo(name, connector, states, info.type)

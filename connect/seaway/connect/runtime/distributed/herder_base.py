@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import abc
 import asyncio
-import json
+import contextlib
 import ssl
 from typing import Any
 
-from seaway.connect.runtime.abstract_herder import AbstractHerder, invalid_config_message
+from seaway.connect.runtime.abstract_herder import AbstractHerder
+from seaway.connect.runtime.backing_stores import ClusterConfigState, SessionKey
 from seaway.connect.runtime.distributed.config import DistributedConfig
 from seaway.connect.runtime.distributed.connect_protocol import ExtendedAssignment
 from seaway.connect.runtime.distributed.fencing import ZombieFencing
@@ -27,22 +28,14 @@ from seaway.connect.runtime.distributed.kafka_stores import (
     KafkaOffsetBackingStore,
     KafkaStatusBackingStore,
     RestartRequest,
-    SessionKey,
 )
 from seaway.connect.runtime.distributed.membership import WorkerMembership
 from seaway.connect.runtime.herder import (
-    AlreadyExistsError,
-    BadRequestError,
     ConnectorInfo,
-    ConnectorOffsets,
-    ConnectorStateInfo,
     ConnectorTaskId,
     ConnectorType,
-    Created,
     NotFoundError,
     TargetState,
-    TaskInfo,
-    check_new_connector_name,
 )
 from seaway.connect.runtime.offsets_admin import OffsetsAdmin
 from seaway.connect.runtime.plugins import Plugins
@@ -52,8 +45,10 @@ __all__ = ["DistributedHerderBase"]
 
 
 class DistributedHerderBase(AbstractHerder):
-    """Stores, worker and membership of one distributed worker, and the Herder operations."""
+    """Stores, worker and membership of one distributed worker, and the distributed steps
+    (leader checks, config-topic writes, owner forwarding, fencing) of :class:`AbstractHerder`'s operations."""
 
+    config_store: KafkaConfigBackingStore
     status_store: KafkaStatusBackingStore
 
     def __init__(self, config: DistributedConfig, *, plugins: Plugins | None = None) -> None:
@@ -113,10 +108,6 @@ class DistributedHerderBase(AbstractHerder):
     def admin_config(self) -> dict[str, Any]:
         return {**self.worker_config.admin_client_config(), "client.id": self.worker_config.client_id("shared-admin")}
 
-    @staticmethod
-    def dumps(value: Any) -> bytes:
-        return json.dumps(value, separators=(",", ":")).encode("utf-8")
-
     # -- hooks implemented by the cluster half ----------------------------------------------------
     @abc.abstractmethod
     def require_leader(self) -> None: ...
@@ -129,12 +120,6 @@ class DistributedHerderBase(AbstractHerder):
 
     @abc.abstractmethod
     async def restart_task_instance(self, task_id: ConnectorTaskId) -> None: ...
-
-    @abc.abstractmethod
-    async def planned_restart(self, name: str, include_tasks: bool, only_failed: bool) -> ConnectorStateInfo: ...
-
-    @abc.abstractmethod
-    def check_stopped(self, name: str) -> dict[str, str]: ...
 
     @abc.abstractmethod
     def _spawn_reconfigure(self, name: str) -> None: ...
@@ -165,69 +150,36 @@ class DistributedHerderBase(AbstractHerder):
     @abc.abstractmethod
     def on_session_key_update(self, key: SessionKey) -> None: ...
 
-    # -- reads ------------------------------------------------------------------------------------
-    def _raw(self, name: str) -> dict[str, str]:
-        config = self.config_store.snapshot().connector_config(name)
-        if config is None:
-            raise NotFoundError(f"Connector {name} not found")
-        return config
+    # -- the distributed steps of AbstractHerder's operations -------------------------------------
+    def _require_writer(self) -> None:
+        self.require_leader()
 
-    async def connectors(self) -> list[str]:
-        return self.config_store.snapshot().connectors()
+    def _exclusive(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Nothing: the leader's config-topic write orders writes, and each worker acts on the
+        record under its own lock (holding that lock here would wait out a rebalance)."""
+        return contextlib.nullcontext()
 
-    async def connector_info(self, name: str) -> ConnectorInfo:
-        snapshot = self.config_store.snapshot()
-        raw = snapshot.connector_config(name)
-        if raw is None:
-            raise NotFoundError(f"Connector {name} not found")
-        return ConnectorInfo(name, raw, snapshot.task_ids(name), self.connector_type(raw))
+    async def _write_connector_config(self, name: str, config: dict[str, str], initial_state: TargetState | None,
+                                      before: ClusterConfigState) -> ConnectorInfo:
+        await asyncio.to_thread(self.config_store.put_connector_config, name, config, initial_state)
+        # as Kafka: the tasks known when the write was made (none for a new connector)
+        return ConnectorInfo(name, config, before.task_ids(name), self.connector_type(config))
 
-    async def task_configs(self, name: str) -> list[TaskInfo]:
-        snapshot = self.config_store.snapshot()
-        if not snapshot.contains(name):
-            raise NotFoundError(f"Connector {name} not found")
-        return [TaskInfo(t, snapshot.task_config(t) or {}) for t in snapshot.task_ids(name)]
+    async def _restart_connector_instance(self, name: str) -> None:
+        self.require_owner(name)
+        await self.restart_connector_instance(name)
 
-    async def connector_status(self, name: str) -> ConnectorStateInfo:
-        status = self.status_store.get(name)
-        raw = self.config_store.snapshot().connector_config(name)
-        if status is None or raw is None:
-            raise NotFoundError(f"No status found for connector {name}")
-        return ConnectorStateInfo(name, status, self.status_store.get_all(name), self.connector_type(raw))
+    async def _restart_task_instance(self, task_id: ConnectorTaskId) -> None:
+        self.require_owner(task_id)
+        await self.restart_task_instance(task_id)
+
+    async def _before_offsets_change(self, name: str, raw: dict[str, str]) -> None:
+        """As Kafka: with exactly-once, a zombie task of the stopped connector must not write offsets after ours."""
+        if self.exactly_once_source_enabled() and self.connector_type(raw) is ConnectorType.SOURCE:
+            await self.fencing.fence(name)
 
     # -- leader writes ----------------------------------------------------------------------------
-    async def put_connector_config(self, name: str, config: dict[str, str], *, allow_replace: bool,
-                                   initial_state: TargetState | None = None) -> Created:
-        self.require_leader()
-        config = {**config, "name": config.get("name", name)}
-        infos = await self.validate_connector_config(config)
-        if infos.error_count:
-            raise BadRequestError(invalid_config_message(infos))
-        self.require_leader()
-        before = self.config_store.snapshot()
-        exists = before.contains(name)
-        if exists and not allow_replace:
-            raise AlreadyExistsError(f"Connector {name} already exists")
-        if not exists:
-            check_new_connector_name(name)
-        await asyncio.to_thread(self.config_store.put_connector_config, name, config,
-                                None if exists else initial_state)
-        # as Kafka: the tasks known when the write was made (none for a new connector)
-        return Created(not exists, ConnectorInfo(name, config, before.task_ids(name), self.connector_type(config)))
-
-    async def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
-        self.require_leader()
-        merged = self._raw(name)
-        for key, value in patch.items():
-            if value is None:
-                merged.pop(key, None)
-            else:
-                merged[key] = value
-        return (await self.put_connector_config(name, merged, allow_replace=True)).info
-
-    async def delete_connector(self, name: str) -> None:
-        self.require_leader()
-        self._raw(name)
+    async def _remove_connector(self, name: str) -> None:
         await asyncio.to_thread(self.config_store.remove_connector_config, name)
 
     async def stop_connector(self, name: str) -> None:
@@ -237,45 +189,6 @@ class DistributedHerderBase(AbstractHerder):
             raise NotFoundError(f"Unknown connector {name}")
         await asyncio.to_thread(self.config_store.put_task_configs, name, [])
         await asyncio.to_thread(self.config_store.put_target_state, name, TargetState.STOPPED)
-
-    async def restart_connector(self, name: str, *, include_tasks: bool = False, only_failed: bool = False
-                                ) -> ConnectorStateInfo | None:
-        if not self.config_store.snapshot().contains(name):
-            raise NotFoundError(f"Unknown connector: {name}")
-        if not include_tasks and not only_failed:
-            self.require_owner(name)
-            await self.restart_connector_instance(name)
-            return None
-        self.require_leader()
-        if self.status_store.get(name) is None:
-            raise NotFoundError(f"Status for connector {name} not found")
-        return await self.planned_restart(name, include_tasks, only_failed)
-
-    async def restart_task(self, name: str, task: int) -> None:
-        task_id = ConnectorTaskId(name, task)
-        if task_id not in self.config_store.snapshot().task_ids(name):
-            raise NotFoundError(f"Unknown task: {task_id}")
-        self.require_owner(task_id)
-        await self.restart_task_instance(task_id)
-
-    async def alter_connector_offsets(self, name: str, offsets: ConnectorOffsets) -> str:
-        self.require_leader()
-        raw = self.check_stopped(name)
-        if not offsets.offsets:
-            raise BadRequestError("Partitions / offsets need to be provided for an alter offsets request")
-        await self._fence_before_offsets_change(name, raw)
-        return await asyncio.to_thread(self.offsets_admin.alter, name, raw, offsets.offsets, reset=False)
-
-    async def reset_connector_offsets(self, name: str) -> str:
-        self.require_leader()
-        raw = self.check_stopped(name)
-        await self._fence_before_offsets_change(name, raw)
-        return await asyncio.to_thread(self.offsets_admin.alter, name, raw, None, reset=True)
-
-    async def _fence_before_offsets_change(self, name: str, raw: dict[str, str]) -> None:
-        """As Kafka: with exactly-once, a zombie task of the stopped connector must not write offsets after ours."""
-        if self.exactly_once_source_enabled() and self.connector_type(raw) is ConnectorType.SOURCE:
-            await self.fencing.fence(name)
 
     # -- any worker -------------------------------------------------------------------------------
     async def _set_target(self, name: str, target: TargetState) -> None:

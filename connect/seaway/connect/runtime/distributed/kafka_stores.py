@@ -29,23 +29,22 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from confluent_kafka import Message
+from seaway.connect.runtime.backing_stores import ClusterConfigState, SessionKey
 from seaway.connect.runtime.distributed.kafka_log import InternalTopicError, KafkaBasedLog, TransactionalWriter
 from seaway.connect.runtime.herder import ConnectorState, ConnectorTaskId, State, TargetState, TaskState
-from seaway.connect.runtime.offsets import OffsetBackingStore
-from seaway.connect.runtime.stores import MemoryStatusBackingStore
+from seaway.connect.runtime.offsets import OffsetMap
+from seaway.connect.runtime.stores import StatusTable
 
 __all__ = [
-    "ClusterConfigState",
     "ConfigUpdateListener",
     "KafkaConfigBackingStore",
     "KafkaOffsetBackingStore",
     "KafkaStatusBackingStore",
     "RestartRequest",
-    "SessionKey",
     "dumps",
     "loads",
 ]
@@ -69,99 +68,10 @@ def loads(raw: bytes | None) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
-class SessionKey:
-    """KIP-507's key for signing internal requests, distributed through the config topic."""
-
-    key: bytes
-    algorithm: str
-    creation_timestamp: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"key": base64.b64encode(self.key).decode("ascii"), "algorithm": self.algorithm,
-                "creation-timestamp": self.creation_timestamp}
-
-
-@dataclass(frozen=True, slots=True)
 class RestartRequest:
     connector: str
     include_tasks: bool
     only_failed: bool
-
-
-@dataclass(slots=True)
-class ClusterConfigState:
-    """A consistent copy of the config topic's state at ``offset`` (Kafka's ``ClusterConfigState``)."""
-
-    offset: int = -1
-    connector_configs: dict[str, dict[str, str]] = field(default_factory=dict)
-    task_counts: dict[str, int] = field(default_factory=dict)
-    task_config_map: dict[ConnectorTaskId, dict[str, str]] = field(default_factory=dict)
-    target_states: dict[str, TargetState] = field(default_factory=dict)
-    inconsistent: set[str] = field(default_factory=set)
-    session_key: SessionKey | None = None
-    task_count_records: dict[str, int] = field(default_factory=dict)
-    """The latest ``tasks-fencing-<name>`` of each connector: how many task producers to fence."""
-    task_config_generations: dict[str, int] = field(default_factory=dict)
-    """Bumped each time a complete set of task configs is committed (0 for the first)."""
-    pending_fencing: set[str] = field(default_factory=set)
-    """Connectors whose latest task configs came after their latest task count record."""
-    applied_connector_configs: dict[str, dict[str, str]] = field(default_factory=dict)
-    """The connector config each connector's latest task configs were committed under (Kafka's
-    ``appliedConnectorConfig``, KAFKA-9228): tasks run with the connector config too (converters,
-    transforms, error handling), so a new one restarts them even if the task configs are equal."""
-
-    def copy(self) -> ClusterConfigState:
-        return ClusterConfigState(self.offset, {k: dict(v) for k, v in self.connector_configs.items()},
-                                  dict(self.task_counts), {k: dict(v) for k, v in self.task_config_map.items()},
-                                  dict(self.target_states), set(self.inconsistent), self.session_key,
-                                  dict(self.task_count_records), dict(self.task_config_generations),
-                                  set(self.pending_fencing),
-                                  {k: dict(v) for k, v in self.applied_connector_configs.items()})
-
-    def connectors(self) -> list[str]:
-        return sorted(self.connector_configs)
-
-    def contains(self, name: str) -> bool:
-        return name in self.connector_configs
-
-    def connector_config(self, name: str) -> dict[str, str] | None:
-        config = self.connector_configs.get(name)
-        return dict(config) if config is not None else None
-
-    def target_state(self, name: str) -> TargetState:
-        return self.target_states.get(name, TargetState.STARTED)
-
-    def applied_connector_config(self, name: str) -> dict[str, str] | None:
-        config = self.applied_connector_configs.get(name)
-        return dict(config) if config is not None else None
-
-    def task_ids(self, name: str) -> list[ConnectorTaskId]:
-        if name in self.inconsistent:
-            return []
-        return [ConnectorTaskId(name, i) for i in range(self.task_counts.get(name, 0))]
-
-    def all_task_ids(self) -> list[ConnectorTaskId]:
-        return [t for name in self.connectors() for t in self.task_ids(name)]
-
-    def task_config(self, task_id: ConnectorTaskId) -> dict[str, str] | None:
-        config = self.task_config_map.get(task_id)
-        return dict(config) if config is not None else None
-
-    def task_configs(self, name: str) -> list[dict[str, str]]:
-        return [dict(self.task_config_map.get(t, {})) for t in self.task_ids(name)]
-
-    def task_count(self, name: str) -> int:
-        return self.task_counts.get(name, 0)
-
-    def task_count_record(self, name: str) -> int | None:
-        return self.task_count_records.get(name)
-
-    def task_config_generation(self, name: str) -> int | None:
-        return self.task_config_generations.get(name)
-
-    def needs_fencing(self, name: str) -> bool:
-        """KIP-618: task configs newer than the last task count record; fence before starting tasks."""
-        return name in self.pending_fencing
 
 
 class ConfigUpdateListener(Protocol):
@@ -230,6 +140,10 @@ class KafkaConfigBackingStore:
     def snapshot(self) -> ClusterConfigState:
         with self._lock:
             return self._state.copy()
+
+    def contains(self, name: str) -> bool:
+        with self._lock:
+            return self._state.contains(name)
 
     # -- writes (the leader's, except target states) ---------------------------------------------
     def _write(self, records: list[tuple[str, Any]], timeout: float = 30.0, *, privileged: bool = True) -> None:
@@ -300,13 +214,8 @@ class KafkaConfigBackingStore:
         if key.startswith("connector-"):
             name = key[len("connector-"):]
             if value is None:
-                state.connector_configs.pop(name, None)
-                state.applied_connector_configs.pop(name, None)
-                state.task_counts.pop(name, None)
-                state.inconsistent.discard(name)
+                state.remove_connector(name)
                 self._deferred.pop(name, None)
-                for task_id in [t for t in state.task_config_map if t.connector == name]:
-                    del state.task_config_map[task_id]
                 return lambda: listener.on_connector_config_update(name, True) if listener else None
             props = value.get("properties") if isinstance(value, dict) else None
             if not isinstance(props, dict):
@@ -327,21 +236,8 @@ class KafkaConfigBackingStore:
             count = value.get("tasks") if isinstance(value, dict) else None
             if not isinstance(count, int):
                 return None
-            deferred = self._deferred.pop(name, {})
-            if any(i not in deferred for i in range(count)):
+            if not state.commit_task_configs(name, self._deferred.pop(name, {}), count):
                 log.warning("Task configs of connector %s are incomplete at its commit; marking it inconsistent", name)
-                state.inconsistent.add(name)
-            else:
-                state.inconsistent.discard(name)
-                for task_id in [t for t in state.task_config_map if t.connector == name]:
-                    del state.task_config_map[task_id]
-                for i in range(count):
-                    state.task_config_map[ConnectorTaskId(name, i)] = deferred[i]
-                state.task_counts[name] = count
-                if name in state.connector_configs:
-                    state.applied_connector_configs[name] = dict(state.connector_configs[name])
-                if deferred:
-                    state.task_config_generations[name] = state.task_config_generations.get(name, -1) + 1
             # new task configs after the last task count record: fence before any of them starts
             state.pending_fencing.add(name)
             return lambda: listener.on_task_config_update(name) if listener else None
@@ -392,11 +288,11 @@ def _split_task(text: str) -> ConnectorTaskId | None:
     return ConnectorTaskId(name, int(number)) if name and number.isdigit() else None
 
 
-class KafkaOffsetBackingStore(OffsetBackingStore):
-    """Source offsets in the offsets topic; every worker holds the whole map."""
+class KafkaOffsetBackingStore:
+    """Source offsets in the offsets topic; every worker holds the whole map (an :class:`OffsetMap`)."""
 
     def __init__(self, topic: str, producer_config: dict[str, Any], consumer_config: dict[str, Any]) -> None:
-        super().__init__()
+        self._map = OffsetMap()
         self.log = KafkaBasedLog(topic, producer_config, consumer_config, self._apply, name="offsets")
 
     def start(self) -> None:
@@ -407,35 +303,26 @@ class KafkaOffsetBackingStore(OffsetBackingStore):
 
     def _apply(self, message: Message) -> None:
         key, value = message.key(), message.value()
-        if not isinstance(key, bytes):
-            return
-        with self._lock:
-            if value is None:
-                self._data.pop(key, None)
-            else:
-                self._data[key] = bytes(value)
+        if isinstance(key, bytes):
+            self._map.apply({key: None if value is None else bytes(value)})
 
     def get(self, keys: Iterable[bytes]) -> dict[bytes, bytes | None]:
         self.log.read_to_end()
-        return super().get(keys)
+        return self._map.get(keys)
 
     def set(self, values: Mapping[bytes, bytes | None]) -> None:
         """Write ``values`` and wait for the acknowledgements (the data is durable on return)."""
         self.log.send_all(list(values.items()))
-        with self._lock:
-            for k, v in values.items():
-                if v is None:
-                    self._data.pop(k, None)
-                else:
-                    self._data[k] = v
+        self._map.apply(values)
 
     def connector_partitions(self, connector: str) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
         self.log.read_to_end()
-        return super().connector_partitions(connector)
+        return self._map.connector_partitions(connector)
 
 
-class KafkaStatusBackingStore(MemoryStatusBackingStore):
-    """Statuses in the status topic, cached in memory (the parent) for reads.
+class KafkaStatusBackingStore:
+    """Statuses in the status topic, cached for reads in a :class:`StatusTable` that the topic's
+    records (ours and every other worker's) fill.
 
     UNASSIGNED and FAILED are written "safely" (Kafka's ``putSafe``): not over a status that
     another worker wrote in a newer generation, so a slow shutdown on an old owner cannot
@@ -445,8 +332,9 @@ class KafkaStatusBackingStore(MemoryStatusBackingStore):
     SAFE_STATES = (State.UNASSIGNED, State.FAILED)
 
     def __init__(self, topic: str, producer_config: dict[str, Any], consumer_config: dict[str, Any]) -> None:
-        super().__init__()
         self.generation = -1
+        self._table = StatusTable()
+        self._lock = threading.Lock()
         self._meta: dict[str, tuple[str, int]] = {}  # key -> (worker_id, generation) of the cached value
         self.log = KafkaBasedLog(topic, producer_config, consumer_config, self._apply, name="statuses")
 
@@ -459,11 +347,24 @@ class KafkaStatusBackingStore(MemoryStatusBackingStore):
     def read_to_end(self, timeout: float = 30.0) -> None:
         self.log.read_to_end(timeout)
 
+    # -- reads (the cache) -----------------------------------------------------------------------
+    def get(self, connector: str) -> ConnectorState | None:
+        return self._table.get(connector)
+
+    def get_task(self, task_id: ConnectorTaskId) -> TaskState | None:
+        return self._table.get_task(task_id)
+
+    def get_all(self, connector: str) -> list[TaskState]:
+        return self._table.get_all(connector)
+
     def connectors(self) -> list[str]:
         """Connectors that have a status (the leader removes those whose config is gone)."""
-        with self._lock:
-            return sorted(self._connectors)
+        return self._table.connectors()
 
+    def topics(self, connector: str) -> list[str]:
+        return self._table.topics(connector)
+
+    # -- writes: the topic, then the cache (the read-back of our own record applies it again) ------
     def _send(self, key: str, value: Any) -> None:
         self.log.send(key.encode("utf-8"), None if value is None else dumps(value))
 
@@ -485,8 +386,8 @@ class KafkaStatusBackingStore(MemoryStatusBackingStore):
             return
         destroyed = status.state is State.DESTROYED
         self._send(key, None if destroyed else self._value(status))
-        self._remember(key, None if destroyed else status.worker_id)
-        super().put(connector, status)
+        self._remember(key, None if destroyed else (status.worker_id, self.generation))
+        self._table.put(connector, status)
 
     def put_task(self, task_id: ConnectorTaskId, status: TaskState) -> None:
         key = f"status-task-{task_id}"
@@ -494,41 +395,38 @@ class KafkaStatusBackingStore(MemoryStatusBackingStore):
             return
         destroyed = status.state is State.DESTROYED
         self._send(key, None if destroyed else self._value(status))
-        self._remember(key, None if destroyed else status.worker_id)
-        super().put_task(task_id, status)
+        self._remember(key, None if destroyed else (status.worker_id, self.generation))
+        self._table.put_task(task_id, status)
 
-    def _remember(self, key: str, worker_id: str | None) -> None:
+    def _remember(self, key: str, written: tuple[str, int] | None) -> None:
+        """``(worker_id, generation)`` of the status now under ``key`` (None: deleted)."""
         with self._lock:
-            if worker_id is None:
+            if written is None:
                 self._meta.pop(key, None)
             else:
-                self._meta[key] = (worker_id, self.generation)
+                self._meta[key] = written
 
     def remove_tasks(self, connector: str, keep: int = 0) -> None:
-        for status in self.get_all(connector):
+        for status in self._table.get_all(connector):
             if status.id >= keep:
                 self._send(f"status-task-{connector}-{status.id}", None)
-        super().remove_tasks(connector, keep)
+        self._table.remove_tasks(connector, keep)
 
     def remove(self, connector: str) -> None:
         self._send(f"status-connector-{connector}", None)
         self.remove_tasks(connector)
-        super().remove(connector)
+        self._table.remove(connector)
 
     def put_topic(self, connector: str, task: int, topic: str) -> None:
-        if topic in self.topics(connector):
-            return
-        super().put_topic(connector, task, topic)
-        with self._lock:
-            status = self._topics[connector][topic]
-        self._send(f"status-topic-{topic}:connector-{connector}",
-                   {"topic": {"name": topic, "connector": connector, "task": task,
-                              "discoverTimestamp": status.discover_timestamp}})
+        status = self._table.put_topic(connector, task, topic)
+        if status is not None:
+            self._send(f"status-topic-{topic}:connector-{connector}",
+                       {"topic": {"name": topic, "connector": connector, "task": task,
+                                  "discoverTimestamp": status.discover_timestamp}})
 
     def reset_topics(self, connector: str) -> None:
-        for topic in self.topics(connector):
+        for topic in self._table.reset_topics(connector):
             self._send(f"status-topic-{topic}:connector-{connector}", None)
-        super().reset_topics(connector)
 
     # -- reads (the log's thread) ----------------------------------------------------------------
     def _apply(self, message: Message) -> None:
@@ -543,38 +441,28 @@ class KafkaStatusBackingStore(MemoryStatusBackingStore):
         if key.startswith("status-connector-"):
             name = key[len("status-connector-"):]
             status = _status(value)
-            if status is None:
-                MemoryStatusBackingStore.put(self, name, ConnectorState(State.DESTROYED, ""))
-            else:
-                MemoryStatusBackingStore.put(self, name, ConnectorState(status[0], status[2], status[1],
-                                                                        _version(value)))
-            self._remember_read(key, status)
+            self._table.put(name, ConnectorState(State.DESTROYED, "") if status is None
+                            else ConnectorState(status[0], status[2], status[1], _version(value)))
+            self._remember(key, None if status is None else (status[2], status[3]))
         elif key.startswith("status-task-"):
             task_id = _split_task(key[len("status-task-"):])
             if task_id is None:
                 return
             status = _status(value)
-            state = TaskState(task_id.task, State.DESTROYED, "") if status is None else TaskState(
-                task_id.task, status[0], status[2], status[1], _version(value))
-            MemoryStatusBackingStore.put_task(self, task_id, state)
-            self._remember_read(key, status)
+            self._table.put_task(task_id, TaskState(task_id.task, State.DESTROYED, "") if status is None
+                                 else TaskState(task_id.task, status[0], status[2], status[1], _version(value)))
+            self._remember(key, None if status is None else (status[2], status[3]))
         elif key.startswith("status-topic-"):
-            topic, sep, rest = key[len("status-topic-"):].rpartition(":connector-")
+            topic, sep, connector = key[len("status-topic-"):].rpartition(":connector-")
             if not sep:
                 return
-            with self._lock:
-                if value is None:
-                    self._topics.get(rest, {}).pop(topic, None)
-            if isinstance(value, dict) and isinstance(value.get("topic"), dict):
+            if value is None:
+                self._table.remove_topic(connector, topic)
+            elif isinstance(value, dict) and isinstance(value.get("topic"), dict):
                 info = value["topic"]
-                MemoryStatusBackingStore.put_topic(self, rest, int(info.get("task", 0)), topic)
-
-    def _remember_read(self, key: str, status: tuple[State, str | None, str, int] | None) -> None:
-        with self._lock:
-            if status is None:
-                self._meta.pop(key, None)
-            else:
-                self._meta[key] = (status[2], status[3])
+                timestamp = info.get("discoverTimestamp")
+                self._table.put_topic(connector, int(info.get("task", 0)), topic,
+                                      timestamp if isinstance(timestamp, int) else None)
 
 
 def _version(value: Any) -> str | None:

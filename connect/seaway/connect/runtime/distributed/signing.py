@@ -19,7 +19,7 @@ import hmac
 import secrets
 import time
 
-from seaway.connect.runtime.distributed.kafka_stores import SessionKey
+from seaway.connect.runtime.backing_stores import SessionKey
 from seaway.connect.runtime.herder import BadRequestError, HerderError
 
 __all__ = [
