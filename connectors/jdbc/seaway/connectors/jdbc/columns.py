@@ -86,9 +86,6 @@ class Column:
     native_string: bool = False  # the driver already returns ``str`` (text types)
 
 
-_WIDER = {Kind.INT8: Kind.INT16, Kind.INT16: Kind.INT32, Kind.INT32: Kind.INT64, Kind.INT64: Kind.INT64}
-
-
 def column_from_reflection(dialect_name: str, info: dict[str, Any]) -> Column:
     """A column from ``Inspector.get_columns`` (SQLAlchemy types)."""
     name, t, nullable = info["name"], info["type"], bool(info.get("nullable", True))
