@@ -23,7 +23,7 @@ import json
 import logging
 import os
 from collections.abc import Iterator
-from typing import Final
+from typing import Final, TextIO
 
 __all__ = [
     "LOG_FORMATS",
@@ -125,6 +125,10 @@ def add_log_format_argument(parser: argparse.ArgumentParser) -> None:
                         help=f"log line format (default: ${LOG_FORMAT_ENV} or text)")
 
 
+class _SeawayHandler(logging.StreamHandler[TextIO]):
+    """The stderr handler :func:`configure_logging` installs: a second call replaces it (and only it)."""
+
+
 def configure_logging(level: str, log_format: str = "text", *, text_format: str = TEXT_FORMAT) -> None:
     """Set up the root logger for a process: level, format, and the connector context filter.
 
@@ -138,12 +142,11 @@ def configure_logging(level: str, log_format: str = "text", *, text_format: str 
     if not isinstance(numeric, int):
         raise ValueError(f"unknown log level {level!r}")
     root = logging.getLogger()
-    for old in [h for h in root.handlers if getattr(h, "_seaway_log_setup", False)]:
+    for old in [h for h in root.handlers if isinstance(h, _SeawayHandler)]:
         root.removeHandler(old)
     if root.handlers:
         return  # as logging.basicConfig: a host (pytest, an embedding app) configured logging already
-    handler = logging.StreamHandler()
-    handler._seaway_log_setup = True  # type: ignore[attr-defined]
+    handler = _SeawayHandler()
     handler.addFilter(ConnectorContextFilter())
     handler.setFormatter(JsonFormatter() if log_format == "json" else logging.Formatter(text_format))
     root.addHandler(handler)

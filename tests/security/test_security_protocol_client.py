@@ -7,9 +7,9 @@ import ssl
 
 import pytest
 from seaway.protocol.client import ClientSecurity, KafkaAuthenticationError, KafkaConnection
+from seaway.protocol.client_security import protocol_security
 from seaway.protocol.messages.metadata_request import MetadataRequest
 from seaway.protocol.messages.metadata_response import MetadataResponse
-from seaway.security.kafka_client import protocol_security
 
 from tests.security.conftest import CONNECT_PASSWORD, Secured
 from tests.support.secure_broker import ADMIN_PASSWORD

@@ -11,12 +11,13 @@ from seaway.connect.api import ConfigError
 from seaway.connect.rest.security import rest_security
 from seaway.connect.runtime.distributed.config import DistributedConfig
 from seaway.connect.runtime.worker_security import BASIC_AUTH_EXTENSION, rest_tls_settings
+from seaway.protocol.client_security import protocol_security
 from seaway.schema_registry.client_security import registry_client_security
 from seaway.schema_registry.security import registry_security
 from seaway.schema_registry.settings import RegistrySettings, SettingsError
 from seaway.security.basic_auth import AuthConfigError, connect_users, deobfuscate, jaas_file_from_opts, jetty_users
 from seaway.security.jaas import parse_jaas_file
-from seaway.security.kafka_client import ClientConfigError, librdkafka_config, protocol_security
+from seaway.security.kafka_client import ClientConfigError, librdkafka_config
 
 from tests.support.tls_material import Material, make_material
 

@@ -26,7 +26,7 @@ import bisect
 import ssl
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from wsgiref.simple_server import WSGIServer
@@ -128,15 +128,6 @@ class _Listener(Protocol):
 
 
 _CLASSIC_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty")
-
-
-def _per_topic(name: str, doc: str, values: Mapping[str, int]) -> CounterMetricFamily:
-    family = CounterMetricFamily(name, doc, labels=["topic"])
-    total = 0
-    for topic, value in list(values.items()):
-        family.add_metric([topic], value)
-        total += value
-    return family
 
 
 class BrokerMetricsCollector(Collector):

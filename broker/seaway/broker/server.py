@@ -194,6 +194,12 @@ class BrokerServer:
         self._connections.add(conn)
         return conn
 
+    def connection_closed(self, conn: KafkaConnection, ip: str) -> None:
+        """A tracked connection is gone: forget it, and free its slot in the connection limits."""
+        self._connections.discard(conn)
+        if self._acceptor is not None:
+            self._acceptor.connection_closed(ip)
+
     async def _maintain(self) -> None:
         """Retention and time-based flushes on a worker thread, never on the event loop."""
         interval = min(self.config.log_retention_check_interval_ms,
@@ -261,11 +267,9 @@ class _TrackedConnection(KafkaConnection):
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
-        self._server._connections.discard(self)
         if self._counted:
             self._counted = False
-            if self._server._acceptor is not None:
-                self._server._acceptor.connection_closed(self._ip)
+            self._server.connection_closed(self, self._ip)
 
 
 def _freeze_startup_objects() -> None:

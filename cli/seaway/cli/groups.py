@@ -763,6 +763,7 @@ async def _offset_delete(args: argparse.Namespace, group: str, partitions: list[
     """OffsetDelete at the group's coordinator: (top-level error code, error code per partition)."""
     from seaway.cli.topics import _command_config
     from seaway.protocol.client import KafkaConnection, KafkaWireError
+    from seaway.protocol.client_security import protocol_security
     from seaway.protocol.messages.find_coordinator_request import FindCoordinatorRequest
     from seaway.protocol.messages.find_coordinator_response import FindCoordinatorResponse
     from seaway.protocol.messages.offset_delete_request import (
@@ -771,7 +772,7 @@ async def _offset_delete(args: argparse.Namespace, group: str, partitions: list[
         OffsetDeleteRequestTopic,
     )
     from seaway.protocol.messages.offset_delete_response import OffsetDeleteResponse
-    from seaway.security.kafka_client import ClientConfigError, protocol_security
+    from seaway.security.kafka_client import ClientConfigError
 
     try:
         security = protocol_security(_command_config(args))

@@ -6,8 +6,8 @@
 - :mod:`seaway.security.jaas`: JAAS config text (one ``sasl.jaas.config`` entry, or a JAAS file
   with named sections);
 - :mod:`seaway.security.kafka_client`: a Kafka client's security settings (Java's names or
-  librdkafka's) checked and translated to librdkafka's, and to :class:`~seaway.protocol.client.ClientSecurity`
-  for Seaway's own protocol client;
+  librdkafka's) checked and translated to librdkafka's, and resolved for Seaway's own protocol
+  client (whose ``ClientSecurity`` is built from them in ``seaway.protocol.client_security``);
 - :mod:`seaway.security.basic_auth`: HTTP Basic authentication for the REST APIs (Kafka Connect's
   BasicAuthSecurityRestExtension and Confluent's ``authentication.method=BASIC``).
 """

@@ -3,9 +3,10 @@
 Users copy their client settings from Kafka's Java clients (``sasl.jaas.config``,
 ``ssl.truststore.location``...) or write librdkafka's (``sasl.username``, ``ssl.ca.location``...);
 Seaway's Kafka clients are librdkafka (confluent-kafka) plus its own small protocol client for
-the group protocols librdkafka cannot speak. :func:`librdkafka_config` turns a client's
-settings into librdkafka's, and :func:`protocol_security` into the
-:class:`~seaway.protocol.client.ClientSecurity` of the protocol client, from the same rules:
+the group protocols librdkafka cannot speak. :func:`resolve_security` checks a client's settings
+once, by the rules below; :func:`librdkafka_config` gives librdkafka's settings from them, and the
+protocol client's ``seaway.protocol.client_security.protocol_security`` its ``ClientSecurity``
+(that half lives with the protocol client: this package imports no Seaway component):
 
 =========================================  =====================================================
 Java client setting                        what Seaway does
@@ -34,23 +35,21 @@ settings (``sasl.kerberos.*``, ``sasl.login.*``, ``sasl.oauthbearer.*``), callba
 login and SSL engine factory classes, security providers, and any other ``ssl.``/``sasl.`` key
 neither Java's clients nor librdkafka know (a typo would silently weaken the setup). The
 protocol client implements fewer of librdkafka's TLS knobs (no CRL, curves, signature
-algorithms, engines or providers): :func:`protocol_security` refuses those by name too.
+algorithms, engines or providers): :attr:`ResolvedSecurity.unsupported_by_protocol_client` names
+those, and ``protocol_security`` refuses them.
 """
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from seaway.protocol.client import PROTOCOLS, ClientSecurity
 from seaway.security.jaas import parse_jaas
 from seaway.security.tls import (
     TlsConfigError,
     TlsSettings,
-    build_client_context,
     openssl_cipher_names,
     refuse_jks,
     truststore_pem,
@@ -58,13 +57,17 @@ from seaway.security.tls import (
 
 __all__ = [
     "MECHANISMS",
+    "PROTOCOLS",
     "ClientConfigError",
+    "ResolvedSecurity",
     "is_security_key",
     "librdkafka_config",
-    "protocol_security",
+    "resolve_security",
     "security_props",
 ]
 
+PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+"""Kafka's ``security.protocol`` values (``SecurityProtocol``), for librdkafka and the protocol client alike."""
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")
 LOGIN_MODULES = ("org.apache.kafka.common.security.plain.PlainLoginModule",
                  "org.apache.kafka.common.security.scram.ScramLoginModule")
@@ -124,8 +127,10 @@ def security_props(props: Mapping[str, Any]) -> dict[str, str]:
 
 
 @dataclass
-class _Resolved:
-    """The security settings, understood: librdkafka's keys and what the protocol client needs."""
+class ResolvedSecurity:
+    """A client's security settings, checked: librdkafka's keys, and what the protocol client needs
+    (``security.protocol``, the SASL mechanism and credentials, the TLS settings to build its
+    ``SSLContext`` from, and the librdkafka-only TLS keys it cannot honour)."""
 
     protocol: str = "PLAINTEXT"
     mechanism: str | None = None
@@ -153,14 +158,16 @@ def _check_refusals(props: Mapping[str, str], name: Any) -> None:
             raise ClientConfigError(f"{name(key)} is not supported by Seaway's clients")
 
 
-def _resolve(props: Mapping[str, Any], prefix: str) -> _Resolved:
+def resolve_security(props: Mapping[str, Any], prefix: str = "") -> ResolvedSecurity:
+    """The security settings of ``props`` checked and translated; ``prefix`` is how the keys are
+    named in errors (``producer.``, ``kafkastore.``...). Raises ClientConfigError naming the key."""
     sec = security_props(props)
 
     def name(key: str) -> str:
         return prefix + key
 
     _check_refusals(sec, name)
-    out = _Resolved()
+    out = ResolvedSecurity()
     protocol = sec.get("security.protocol", "PLAINTEXT").strip().upper()
     if protocol not in PROTOCOLS:
         raise ClientConfigError(f"{name('security.protocol')}={sec['security.protocol']}: expected one of "
@@ -174,7 +181,7 @@ def _resolve(props: Mapping[str, Any], prefix: str) -> _Resolved:
     elif any(k.startswith("ssl.") for k in sec):
         # Java ignores ssl.* on a PLAINTEXT connection; translate them anyway (a librdkafka
         # consumer given them just does not use them) so a wrong path is found now, not later
-        _resolve_tls(sec, _Resolved(), name, prefix)
+        _resolve_tls(sec, ResolvedSecurity(), name, prefix)
     if "enable.ssl.certificate.verification" in sec:
         value = sec["enable.ssl.certificate.verification"].strip().lower()
         if value not in ("true", "false"):
@@ -184,7 +191,7 @@ def _resolve(props: Mapping[str, Any], prefix: str) -> _Resolved:
     return out
 
 
-def _resolve_sasl(sec: Mapping[str, str], out: _Resolved, name: Any) -> None:
+def _resolve_sasl(sec: Mapping[str, str], out: ResolvedSecurity, name: Any) -> None:
     key = "sasl.mechanism" if "sasl.mechanism" in sec else "sasl.mechanisms"
     mechanism = sec.get(key, "GSSAPI").strip().upper()
     uses_sasl = out.protocol.startswith("SASL_")
@@ -238,7 +245,7 @@ def _read_bytes(path: str, key: str) -> bytes:
         raise ClientConfigError(f"{key}={path}: {exc.strerror or exc}") from None
 
 
-def _resolve_tls(sec: Mapping[str, str], out: _Resolved, name: Any, prefix: str) -> None:
+def _resolve_tls(sec: Mapping[str, str], out: ResolvedSecurity, name: Any, prefix: str) -> None:
     def get(key: str) -> str | None:
         """The value, or None when unset or blank; file names trimmed, PEM text kept as it is."""
         value = sec.get(key)
@@ -352,29 +359,8 @@ def librdkafka_config(props: Mapping[str, Any], prefix: str = "") -> dict[str, A
     """``props`` for confluent-kafka: security settings checked and in librdkafka's names, the
     other settings unchanged. ``prefix`` is how the keys are named in errors (``producer.``,
     ``kafkastore.``...). Raises ClientConfigError naming the key."""
-    resolved = _resolve(props, prefix)
+    resolved = resolve_security(props, prefix)
     out: dict[str, Any] = {k: v for k, v in props.items() if not is_security_key(k)}
     out.update(resolved.librdkafka)
     return out
 
-
-def protocol_security(props: Mapping[str, Any], prefix: str = "") -> ClientSecurity:
-    """The same settings for Seaway's own protocol client (the group protocols); raises
-    ClientConfigError naming a key it cannot honour."""
-    resolved = _resolve(props, prefix)
-    if not resolved.protocol.endswith("SSL"):
-        return ClientSecurity(resolved.protocol, None, resolved.mechanism, resolved.username, resolved.password)
-    if resolved.unsupported_by_protocol_client:
-        raise ClientConfigError(f"{resolved.unsupported_by_protocol_client[0]} is not supported by Seaway's group "
-                                "protocol client (it joins Connect/registry groups over TLS with Python's ssl module)")
-    assert resolved.tls is not None
-    try:
-        context = build_client_context(resolved.tls)
-        if resolved.ciphers:
-            context.set_ciphers(resolved.ciphers)
-    except (TlsConfigError, ssl.SSLError) as exc:
-        raise ClientConfigError(str(exc)) from None
-    if not resolved.verify:
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
-    return ClientSecurity(resolved.protocol, context, resolved.mechanism, resolved.username, resolved.password)

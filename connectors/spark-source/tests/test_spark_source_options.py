@@ -227,5 +227,6 @@ def test_java_security_names_become_librdkafkas(tmp_path: Any) -> None:
         parse({"kafka.sasl.jaas.config": "com.sun.security.auth.module.Krb5LoginModule required;"})
     jks = tmp_path / "keystore.jks"
     jks.write_bytes(b"\xfe\xed\xfe\xed" + b"\0" * 16)
-    with pytest.raises(OptionError, match="is a JKS keystore, which librdkafka cannot read: convert it with keytool"):
+    with pytest.raises(OptionError, match=r"keystore\.location=.* is a Java KeyStore \(JKS\) file, which Seaway cannot "
+                                          r"read; convert it with `keytool -importkeystore"):
         parse({"kafka.ssl.keystore.location": str(jks), "kafka.ssl.keystore.type": "JKS"})

@@ -113,9 +113,6 @@ class ConsoleSettings:
     def https(self) -> bool:
         return self.tls_cert is not None
 
-    def connect_cluster(self, name: str) -> ConnectTarget | None:
-        return next((c for c in self.connect if c.name == name), None)
-
 
 def _int(props: Mapping[str, str], key: str, default: int, low: int, high: int) -> int:
     raw = props.get(key)

@@ -19,7 +19,7 @@ sides support, capped by the caller (the code that reads a response knows which 
 semantics it handles). One request at a time per connection: group calls are sequential.
 
 Security (:class:`ClientSecurity`, Kafka's ``security.protocol``): TLS for SSL and SASL_SSL
-(the caller builds the ``SSLContext``, see :mod:`seaway.security.kafka_client`), and for
+(the caller builds the ``SSLContext``, see :mod:`seaway.protocol.client_security`), and for
 SASL_PLAINTEXT / SASL_SSL, after ApiVersions, SaslHandshake v1 and SaslAuthenticate with
 PLAIN or SCRAM-SHA-256/512 (:mod:`seaway.protocol.sasl_client`), before any other request.
 An authentication failure is not retriable: it raises :class:`KafkaAuthenticationError`
@@ -45,11 +45,10 @@ from seaway.protocol.messages.sasl_handshake_request import SaslHandshakeRequest
 from seaway.protocol.messages.sasl_handshake_response import SaslHandshakeResponse
 from seaway.protocol.primitives import Reader, Writer
 from seaway.protocol.sasl_client import MECHANISMS, SaslClientError, sasl_exchange
+from seaway.security.kafka_client import PROTOCOLS
 
-__all__ = ["PROTOCOLS", "ClientSecurity", "KafkaAuthenticationError", "KafkaConnection", "KafkaWireError",
+__all__ = ["ClientSecurity", "KafkaAuthenticationError", "KafkaConnection", "KafkaWireError",
            "split_bootstrap"]
-
-PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 
 _SIZE = struct.Struct(">i")
 _MAX_FRAME = 64 * 1024 * 1024

@@ -40,7 +40,6 @@ if TYPE_CHECKING:
 __all__ = ["SCHEMA_TYPE_JSON", "JsonModel", "dumps_compact", "parse_json_schema", "validate_instance"]
 
 SCHEMA_TYPE_JSON = "JSON"
-_DEFAULT_DIALECT = "http://json-schema.org/draft-07/schema#"
 # Keywords whose subschemas apply to the *same* instance: a cycle through only these never ends.
 _IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
 _IN_PLACE_ONE = ("not", "if", "then", "else")

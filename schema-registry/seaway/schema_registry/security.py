@@ -33,9 +33,10 @@ from typing import Any
 
 from fastapi import FastAPI
 from seaway.protocol.client import ClientSecurity
+from seaway.protocol.client_security import protocol_security
 from seaway.schema_registry.settings import RegistrySettings, SettingsError
 from seaway.security.basic_auth import AuthConfigError, BasicAuth, Users, jaas_file_from_opts, jetty_users
-from seaway.security.kafka_client import ClientConfigError, librdkafka_config, protocol_security
+from seaway.security.kafka_client import ClientConfigError, librdkafka_config
 from seaway.security.tls import TlsConfigError, TlsSettings, build_client_context, build_server_context
 
 __all__ = ["RegistrySecurity", "install_authentication", "registry_security"]

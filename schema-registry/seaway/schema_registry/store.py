@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -209,10 +208,6 @@ class RegistryStore:
         self._users: dict[int, set[tuple[str, int]]] = {}
 
     # -- applying records ---------------------------------------------------------------
-
-    def apply_all(self, records: Iterable[tuple[int, bytes, bytes | None]]) -> None:
-        for offset, key, value in records:
-            self.apply(offset, key, value)
 
     def apply(self, offset: int, key: bytes, value: bytes | None) -> None:
         """Apply one record; offsets must increase. Undecodable records are skipped."""

@@ -225,7 +225,7 @@ class GroupCoordinator:
         if group.members:
             group.state = GroupState.STABLE
             for member in group.members.values():
-                self._schedule_heartbeat(group, member)
+                self.schedule_heartbeat(group, member)
         if value.current_state_timestamp >= 0:
             group.state_timestamp = value.current_state_timestamp
 
@@ -382,7 +382,7 @@ class GroupCoordinator:
         if group.is_(GroupState.PREPARING_REBALANCE) and group.generation_id == 0:
             group.new_member_added = True
         group.add(member)
-        self._schedule_heartbeat(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
+        self.schedule_heartbeat(group, member, NEW_MEMBER_JOIN_TIMEOUT_MS)
         self._maybe_prepare_rebalance(group, f"{member_id} joined")
 
     def _update_member_and_rebalance(self, group: Group, member: Member, req: JoinRequest,
@@ -411,7 +411,7 @@ class GroupCoordinator:
         old.complete_join(JoinResult(error=fenced, member_id=old_id))
         old.complete_sync(SyncResult(error=fenced))
         member = group.replace_static_member(req.group_instance_id, old_id, new_id)
-        self._schedule_heartbeat(group, member)
+        self.schedule_heartbeat(group, member)
         self._update_member(member, req, fut)
         if group.is_(GroupState.STABLE):
             if group.select_protocol() == group.protocol_name:
@@ -507,7 +507,7 @@ class GroupCoordinator:
                                                 self._on_pending_sync_timeout, group, group.generation_id)
         for member in group.members.values():
             member.complete_join(group.join_result(member, with_members=member.member_id == group.leader_id))
-            self._schedule_heartbeat(group, member)
+            self.schedule_heartbeat(group, member)
             member.is_new = False
 
     def _on_pending_sync_timeout(self, group: Group, generation_id: int) -> None:
@@ -529,7 +529,9 @@ class GroupCoordinator:
             member.complete_sync(SyncResult(error=error))
 
     # ================================================================== timers
-    def _schedule_heartbeat(self, group: Group, member: Member, timeout_ms: int | None = None) -> None:
+    def schedule_heartbeat(self, group: Group, member: Member, timeout_ms: int | None = None) -> None:
+        """(Re)arm ``member``'s session timeout (Kafka's ``completeAndScheduleNextHeartbeatExpiration``);
+        public because an offset commit from a group member counts as its heartbeat too (offsets.py)."""
         member.cancel_heartbeat()
         timeout = member.session_timeout_ms if timeout_ms is None else timeout_ms
         member.heartbeat = self.loop.call_later(timeout / 1000, self._on_session_timeout, group, member)
@@ -583,7 +585,7 @@ class GroupCoordinator:
             raise RebalanceInProgressError(f"group {group_id} is rebalancing")
         self._mark_synced(group, member_id)
         if group.is_(GroupState.STABLE):
-            self._schedule_heartbeat(group, member)
+            self.schedule_heartbeat(group, member)
             return SyncResult(assignment=member.assignment, protocol_type=group.protocol_type,
                               protocol_name=group.protocol_name)
         fut: asyncio.Future[SyncResult] = self.loop.create_future()
@@ -596,7 +598,7 @@ class GroupCoordinator:
                 m.assignment = full[m.member_id]
                 m.complete_sync(SyncResult(assignment=m.assignment, protocol_type=group.protocol_type,
                                            protocol_name=group.protocol_name))
-                self._schedule_heartbeat(group, m)
+                self.schedule_heartbeat(group, m)
             group.transition(GroupState.STABLE, now_ms())
             log.info("group %s is stable in generation %d", group_id, group.generation_id)
         return await fut
@@ -629,7 +631,7 @@ class GroupCoordinator:
             raise UnknownMemberIdError(f"group {group_id} is empty")
         if generation_id != group.generation_id:
             raise IllegalGenerationError(f"generation {generation_id} is not {group.generation_id}")
-        self._schedule_heartbeat(group, member)
+        self.schedule_heartbeat(group, member)
         if group.is_(GroupState.PREPARING_REBALANCE):
             raise RebalanceInProgressError(f"group {group_id} is rebalancing")
 

@@ -95,7 +95,7 @@ def _validate_commit(coord: GroupCoordinator, group: Group, generation_id: int, 
         raise IllegalGenerationError(f"generation {generation_id} is not {group.generation_id}")
     if group.is_(GroupState.COMPLETING_REBALANCE):
         raise RebalanceInProgressError(f"group {group.group_id} is completing a rebalance")
-    coord._schedule_heartbeat(group, member)
+    coord.schedule_heartbeat(group, member)
 
 
 def validate_consumer_commit(group: ConsumerGroup, member_epoch: int, member_id: str, version: int,

@@ -381,14 +381,6 @@ class LogManager:
                 if partition_log is not None:
                     partition_log.update_config(config)
 
-    def update_default_config(self, default_config: LogConfig) -> None:
-        """New broker-level defaults (dynamic broker config), applied to every log."""
-        with self._lock:
-            self.default_config = default_config
-            for (topic, _), partition_log in self._logs.items():
-                overrides = self._topics[topic].config_overrides
-                partition_log.update_config(LogConfig.from_properties(overrides, default_config))
-
     # -- maintenance ---------------------------------------------------------------------
 
     def run_maintenance(self, now_ms: int) -> None:

@@ -201,14 +201,6 @@ class OffsetIndex(IndexFile):
         i = bisect_right(self.positions, position) - 1
         return self.positions[i] if i >= 0 else 0
 
-    def truncate_to_position(self, position: int) -> None:
-        """Drop entries for batches at or after ``position`` (the log is cut there)."""
-        keep = bisect_right(self.positions, position - 1)
-        if keep < len(self.positions):
-            del self._offsets[keep:]
-            del self.positions[keep:]
-            self._truncate_entries(keep)
-
     def reset(self) -> None:
         self._offsets = array("i")
         self.positions = array("i")

@@ -76,14 +76,6 @@ class TimeIndex(IndexFile):
         i = bisect_right(self._timestamps, timestamp) - 1
         return self.base_offset + self._offsets[i] if i >= 0 else None
 
-    def truncate_to_offset(self, offset: int) -> None:
-        """Drop entries pointing at ``offset`` or later (the log is cut there)."""
-        keep = bisect_right(self._offsets, offset - self.base_offset - 1)
-        if keep < len(self._offsets):
-            del self._timestamps[keep:]
-            del self._offsets[keep:]
-            self._truncate_entries(keep)
-
     def reset(self) -> None:
         self._timestamps = array("q")
         self._offsets = array("i")

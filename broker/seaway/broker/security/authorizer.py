@@ -115,18 +115,11 @@ class StandardAuthorizer:
             entry.prefix_lengths = sorted({len(name) for name in entry.prefixed})
         self._acls, self._index, self._cache = frozen, index, {}
 
-    @property
-    def acl_count(self) -> int:
-        return len(self._acls)
-
     def acls(self, acl_filter: AclFilter | None = None) -> list[AclBinding]:
         acls = self._acls
         return sorted((a for a in acls if acl_filter is None or acl_filter.matches(a)), key=_sort_key)
 
     # -- decisions -----------------------------------------------------------------------
-
-    def is_super_user(self, principal: KafkaPrincipal) -> bool:
-        return str(principal) in self.super_users
 
     def authorize(
         self,

@@ -31,7 +31,7 @@ from typing import Any, TypeVar, overload
 from seaway.connect.api.data.schema import Schema
 from seaway.connect.api.data.struct import Struct
 from seaway.connect.api.headers import Header, Headers
-from seaway.connect.api.records import SinkRecord, SourceRecord, new_source_record
+from seaway.connect.api.records import SinkRecord, SourceRecord
 
 __all__ = ["BytesRecordBatch", "SinkRecordBatch", "SourceRecordBatch"]
 
@@ -99,7 +99,8 @@ class SourceRecordBatch(_RecordColumns[SourceRecord]):
         if records is None:
             partition, topic, schema, timestamp = self.source_partition, self.topic, self.value_schema, self.timestamp
             offsets = self.source_offsets if self.source_offsets is not None else [None] * len(self.values)
-            records = [new_source_record(partition, offset, topic, schema, value, timestamp)
+            make = SourceRecord.keyless
+            records = [make(partition, offset, topic, schema, value, timestamp)
                        for value, offset in zip(self.values, offsets, strict=True)]
             if self.kafka_partition is not None:
                 for record in records:

@@ -176,10 +176,15 @@ class Headers:
 
         Copy-on-write: both share the list until one of them changes, which then copies it.
         """
-        copy = Headers.__new__(Headers)
+        copy: Headers = Headers.__new__(Headers)
         copy._headers, copy._shared = self._headers, True
         self._shared = True
         return copy
+
+    def duplicate_if_any(self) -> Headers | None:
+        """:meth:`duplicate`, or ``None`` when there are no headers: what a copied record carries
+        (it builds its own empty Headers only if someone asks for them)."""
+        return self.duplicate() if self._headers else None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Headers):

@@ -28,8 +28,8 @@ __all__ = [
     "TopicPartition",
 ]
 
-# Runtime-internal constructors (not part of the plugin API): ``new_source_record`` and
-# ``new_sink_record`` at the end of this module.
+# The fast constructors the runtime builds records with, per message, are
+# :meth:`SourceRecord.keyless` and :meth:`SinkRecord.consumed`.
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -141,7 +141,7 @@ class ConnectRecord:
         if headers is KEEP:
             kept = self._headers
             # no headers (or none left) copy as None: the copy builds its own empty Headers if asked
-            new_headers = None if kept is None or not kept._headers else kept.duplicate()
+            new_headers = None if kept is None else kept.duplicate_if_any()
         else:
             new_headers = _headers(headers)
         return self._copy(
@@ -159,13 +159,13 @@ class ConnectRecord:
         """``new_record(value_schema=..., value=...)``: the copy most SMTs make, without keyword handling."""
         kept = self._headers
         return self._copy(self.topic, self.kafka_partition, self.key_schema, self.key, value_schema, value,
-                          self.timestamp, None if kept is None or not kept._headers else kept.duplicate())
+                          self.timestamp, None if kept is None else kept.duplicate_if_any())
 
     def with_key(self, key_schema: Schema | None, key: Any) -> Self:
         """``new_record(key_schema=..., key=...)``, as :meth:`with_value`."""
         kept = self._headers
         return self._copy(self.topic, self.kafka_partition, key_schema, key, self.value_schema, self.value,
-                          self.timestamp, None if kept is None or not kept._headers else kept.duplicate())
+                          self.timestamp, None if kept is None else kept.duplicate_if_any())
 
     def _copy(self, topic: Any, kafka_partition: Any, key_schema: Any, key: Any, value_schema: Any,
               value: Any, timestamp: Any, headers: Headers | None) -> Self:
@@ -221,12 +221,36 @@ class SourceRecord(ConnectRecord):
         self.timestamp = timestamp
         self._headers = headers if headers is None or type(headers) is Headers else _headers(headers)
 
+    @staticmethod
+    def keyless(source_partition: Mapping[str, Any] | None, source_offset: Mapping[str, Any] | None,
+                topic: str, value_schema: Schema | None, value: Any, timestamp: int | None) -> SourceRecord:
+        """``SourceRecord(source_partition, source_offset, topic, None, None, None, value_schema, value,
+        timestamp)``: a record without key, Kafka partition or headers, as a line- or row-based source emits.
+
+        The fast constructor (``SourceRecordBatch.records()`` builds one per row): at a million records a
+        second the class call itself (type.__call__ -> __new__ -> __init__, which CPython 3.11 does not
+        specialise) is a tenth of the budget. A static method is a plain function call that fills the
+        slots directly, with exactly the values the constructor would store: the records are the same.
+        """
+        record: SourceRecord = _new_object(SourceRecord)
+        record.source_partition = source_partition
+        record.source_offset = source_offset
+        record.topic = topic
+        record.kafka_partition = None
+        record.key_schema = None
+        record.key = None
+        record.value_schema = value_schema
+        record.value = value
+        record.timestamp = timestamp
+        record._headers = None
+        return record
+
     def _copy(self, topic: Any, kafka_partition: Any, key_schema: Any, key: Any, value_schema: Any,
               value: Any, timestamp: Any, headers: Headers | None) -> Self:
         if type(self) is not SourceRecord:  # a subclass may have its own __init__: go through it
             return type(self)(self.source_partition, self.source_offset, topic, kafka_partition,
                               key_schema, key, value_schema, value, timestamp, headers)
-        copy = _new_object(type(self))  # SMTs copy records per stage: skip __init__'s argument checks
+        copy: Self = _new_object(type(self))  # SMTs copy records per stage: skip __init__'s argument checks
         copy.source_partition = self.source_partition
         copy.source_offset = self.source_offset
         copy.topic = topic
@@ -281,6 +305,32 @@ class SinkRecord(ConnectRecord):
         self._original_kafka_partition = original_kafka_partition
         self._original_kafka_offset = original_kafka_offset
 
+    @staticmethod
+    def consumed(topic: str, kafka_partition: int | None, key_schema: Schema | None, key: Any,
+                 value_schema: Schema | None, value: Any, kafka_offset: int, timestamp: int | None,
+                 timestamp_type: TimestampType, headers: Headers | None) -> SinkRecord:
+        """``SinkRecord(topic, ..., timestamp_type, headers)`` for a freshly consumed message: the
+        fast constructor the sink runtime builds one record per message with (as :meth:`SourceRecord.keyless`).
+
+        ``headers`` must be a :class:`Headers` or ``None``; the original coordinates are the
+        record's own, as for a record built without ``original_*`` arguments.
+        """
+        record: SinkRecord = _new_object(SinkRecord)
+        record.topic = topic
+        record.kafka_partition = kafka_partition
+        record.key_schema = key_schema
+        record.key = key
+        record.value_schema = value_schema
+        record.value = value
+        record.timestamp = timestamp
+        record._headers = headers
+        record.kafka_offset = kafka_offset
+        record.timestamp_type = timestamp_type
+        record._original_topic = None
+        record._original_kafka_partition = None
+        record._original_kafka_offset = None
+        return record
+
     @property
     def original_topic(self) -> str:
         return self.topic if self._original_topic is None else self._original_topic
@@ -300,7 +350,7 @@ class SinkRecord(ConnectRecord):
             return type(self)(topic, kafka_partition, key_schema, key, value_schema, value, self.kafka_offset,
                               timestamp, self.timestamp_type, headers, self.original_topic,
                               self.original_kafka_partition, self.original_kafka_offset)
-        copy = _new_object(type(self))  # as SourceRecord._copy
+        copy: Self = _new_object(type(self))  # as SourceRecord._copy
         copy.topic = topic
         copy.kafka_partition = kafka_partition
         copy.key_schema = key_schema
@@ -327,56 +377,3 @@ class SinkRecord(ConnectRecord):
                 f"original_topic={self.original_topic!r}, original_kafka_partition="
                 f"{self.original_kafka_partition}, original_kafka_offset={self.original_kafka_offset}, "
                 + super()._describe())
-
-
-# -- runtime fast constructors ------------------------------------------------------------------
-# The sink runtime and SourceRecordBatch.records() build one record per message, and at a
-# million records a second the class call itself (type.__call__ -> __new__ -> __init__, which
-# CPython 3.11 does not specialise) is a tenth of the budget. These plain functions are
-# specialised calls that fill the slots directly; they take exactly the already-validated
-# values the public constructors would store, and build records indistinguishable from theirs.
-
-
-def new_source_record(source_partition: Mapping[str, Any] | None, source_offset: Mapping[str, Any] | None,
-                      topic: str, value_schema: Schema | None, value: Any, timestamp: int | None) -> SourceRecord:
-    """``SourceRecord(source_partition, source_offset, topic, None, None, None, value_schema, value, timestamp)``.
-
-    A record without key, Kafka partition or headers, as a line- or row-based source emits.
-    """
-    record: SourceRecord = _new_object(SourceRecord)
-    record.source_partition = source_partition
-    record.source_offset = source_offset
-    record.topic = topic
-    record.kafka_partition = None
-    record.key_schema = None
-    record.key = None
-    record.value_schema = value_schema
-    record.value = value
-    record.timestamp = timestamp
-    record._headers = None
-    return record
-
-
-def new_sink_record(topic: str, kafka_partition: int | None, key_schema: Schema | None, key: Any,
-                    value_schema: Schema | None, value: Any, kafka_offset: int, timestamp: int | None,
-                    timestamp_type: TimestampType, headers: Headers | None) -> SinkRecord:
-    """``SinkRecord(topic, ..., timestamp_type, headers)`` for a freshly consumed message.
-
-    ``headers`` must be a :class:`Headers` or ``None``; the original coordinates are the
-    record's own, as for a record built without ``original_*`` arguments.
-    """
-    record: SinkRecord = _new_object(SinkRecord)
-    record.topic = topic
-    record.kafka_partition = kafka_partition
-    record.key_schema = key_schema
-    record.key = key
-    record.value_schema = value_schema
-    record.value = value
-    record.timestamp = timestamp
-    record._headers = headers
-    record.kafka_offset = kafka_offset
-    record.timestamp_type = timestamp_type
-    record._original_topic = None
-    record._original_kafka_partition = None
-    record._original_kafka_offset = None
-    return record

@@ -26,8 +26,13 @@ from seaway.connect.rest.bodies import (
 )
 from seaway.connect.rest.deps import herder_of
 from seaway.connect.rest.forwarding import HerderRoute
-from seaway.connect.runtime.distributed.signing import ALGORITHM_HEADER, SIGNATURE_HEADER
-from seaway.connect.runtime.herder import BadRequestError, ConnectorOffsets, Created
+from seaway.connect.runtime.herder import (
+    ALGORITHM_HEADER,
+    SIGNATURE_HEADER,
+    BadRequestError,
+    ConnectorOffsets,
+    Created,
+)
 
 __all__ = ["router"]
 

@@ -22,7 +22,9 @@ from typing import Any
 from seaway.connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
 
 __all__ = [
+    "ALGORITHM_HEADER",
     "DEFAULT_REST_REQUEST_MAX_BYTES",
+    "SIGNATURE_HEADER",
     "AlreadyExistsError",
     "BadRequestError",
     "ConfigInfos",
@@ -52,6 +54,13 @@ task-config record larger than about 1 MB would not fit Kafka's default ``messag
 the config topic anyway."""
 
 STANDALONE_NO_EXACTLY_ONCE = "Kafka Connect in standalone mode does not support exactly-once source connectors."
+
+SIGNATURE_HEADER = "X-Connect-Authorization"
+ALGORITHM_HEADER = "X-Connect-Request-Signature-Algorithm"
+"""The headers of a signed worker-to-worker request (KIP-507): the REST layer hands their values to
+the herder (:meth:`Herder.fence_zombies`), the distributed runtime signs and verifies them. They
+live here, beside the interface both sides use, so the REST layer never imports the distributed
+runtime."""
 
 MAX_CONNECTOR_NAME_LENGTH = 249
 """As Kafka's topic names: a connector name ends up in consumer group ids, client ids and URLs."""

@@ -44,7 +44,8 @@ from seaway.connect.runtime.config_providers import REDACTOR, ConfigTransformer,
 from seaway.connect.runtime.plugins import PluginKind, Plugins
 from seaway.librdkafka_log import client_logging
 from seaway.protocol.client import ClientSecurity
-from seaway.security.kafka_client import ClientConfigError, is_security_key, librdkafka_config, protocol_security
+from seaway.protocol.client_security import protocol_security
+from seaway.security.kafka_client import ClientConfigError, is_security_key, librdkafka_config
 from seaway.security.tls import TlsConfigError, TlsSettings, build_client_context, tls_settings
 
 __all__ = [

@@ -163,6 +163,3 @@ class TxnMetadata:
         """Kafka's ``prepareComplete``: every marker is written; the partitions are done."""
         state = TxnState.COMPLETE_COMMIT if self.state == TxnState.PREPARE_COMMIT else TxnState.COMPLETE_ABORT
         return self._to(state, now_ms, partitions=frozenset())
-
-    def with_dead(self) -> TxnMetadata:
-        return self._to(TxnState.DEAD, self.last_update_ms, partitions=frozenset())

@@ -150,8 +150,15 @@ class ConfigDef:
     """An ordered set of :class:`ConfigKey`; ``define`` returns ``self`` so definitions chain."""
 
     def __init__(self, base: ConfigDef | None = None, *, class_loader: ClassLoader = load_class) -> None:
-        self._keys: dict[str, ConfigKey] = dict(base._keys) if base is not None else {}
-        self._class_loader: ClassLoader = base._class_loader if base is not None else class_loader
+        self._keys: dict[str, ConfigKey] = {}
+        self._class_loader: ClassLoader = class_loader
+        if base is not None:
+            self._extend(base)
+
+    def _extend(self, base: ConfigDef) -> None:
+        """Start from ``base``: its keys, and its class loader (a copy's CLASS keys resolve as the original's)."""
+        self._keys.update(base._keys)
+        self._class_loader = base._class_loader
 
     def define(self, name: str, type: ConfigType, default: Any = NO_DEFAULT,
                validator: Validator | None = None, importance: Importance = Importance.MEDIUM,

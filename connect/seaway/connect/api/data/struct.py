@@ -48,7 +48,7 @@ class Struct:
             if schema.type is not _STRUCT:
                 raise DataError(f"Not a struct schema: {schema!r}")
             raise DataError(f"Expected {len(schema.field_list)} values for {schema!r}, got {len(values)}")
-        struct = _new_struct(cls)
+        struct: Struct = _new_struct(cls)
         struct._schema = schema
         struct._values = values
         return struct
@@ -60,6 +60,14 @@ class Struct:
     def values(self) -> list[Any]:
         """A copy of the values in field order, unset fields as ``None`` (no defaults applied)."""
         return list(self._values)
+
+    def values_in_place(self) -> list[Any]:
+        """The Struct's own list of values in field order (not a copy: do not modify it).
+
+        The read counterpart of :meth:`from_valid_values`, for code that converts whole Structs per
+        record (e.g. to Arrow columns), where a copy or a ``get`` per field is the cost to avoid.
+        """
+        return self._values
 
     def _lookup(self, field: str | Field) -> Field:
         if isinstance(field, Field):

@@ -12,8 +12,7 @@ import json
 
 from fastapi import APIRouter, Request, Response
 from seaway.connect.runtime.distributed.herder import DistributedHerder
-from seaway.connect.runtime.distributed.signing import ALGORITHM_HEADER, SIGNATURE_HEADER
-from seaway.connect.runtime.herder import BadRequestError
+from seaway.connect.runtime.herder import ALGORITHM_HEADER, SIGNATURE_HEADER, BadRequestError
 
 __all__ = ["router"]
 

@@ -20,19 +20,15 @@ import secrets
 import time
 
 from seaway.connect.runtime.backing_stores import SessionKey
-from seaway.connect.runtime.herder import BadRequestError, HerderError
+from seaway.connect.runtime.herder import ALGORITHM_HEADER, SIGNATURE_HEADER, BadRequestError, HerderError
 
 __all__ = [
-    "ALGORITHM_HEADER",
-    "SIGNATURE_HEADER",
     "generate_key",
     "sign",
     "signature_headers",
     "verify",
 ]
 
-SIGNATURE_HEADER = "X-Connect-Authorization"
-ALGORITHM_HEADER = "X-Connect-Request-Signature-Algorithm"
 _DIGESTS = {"HmacSHA256": hashlib.sha256, "HmacSHA384": hashlib.sha384, "HmacSHA512": hashlib.sha512}
 
 

@@ -36,7 +36,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from seaway.connect import converters
 from seaway.connect.api import Header, Headers, Schema, SinkRecord, SinkRecordBatch, TimestampType
-from seaway.connect.api.records import new_sink_record
 from seaway.connect.converters import ByteArrayConverter, JsonConverter, StringConverter
 from seaway.connect.runtime.errors import RawRecord, Stage
 
@@ -146,7 +145,7 @@ class Records(SinkStrategy):
         Built-in converters are deterministic, so a null key converts once per batch, and
         StringConverter keys and StringConverter / ByteArrayConverter values are decoded inline
         (their schema is fixed); anything that raises is redone by the reference, under the
-        error operator. Records are built with ``new_sink_record`` (no class call), offsets
+        error operator. Records are built with ``SinkRecord.consumed`` (no class call), offsets
         are stored once per run of one partition, and every per-message branch tests a local:
         this loop runs once per consumed message.
         """
@@ -167,7 +166,7 @@ class Records(SinkStrategy):
         generic_value = encoding is None and not passthrough
         offsets = out.offsets
         ts_types = _TS_TYPE_BY_CODE
-        make = new_sink_record
+        make = SinkRecord.consumed
         convert_slow = self.reference.convert_one
         check_error = out.check_error
         # the last offset of each run of messages from one partition (consume() returns runs)
@@ -287,7 +286,7 @@ class RawValues(SinkStrategy):
                 if len(last) >= wanted:
                     break
         out.offsets.update(last)
-        ts_types, make = _TS_TYPE_BY_CODE, new_sink_record
+        ts_types, make = _TS_TYPE_BY_CODE, SinkRecord.consumed
 
         def build() -> list[SinkRecord]:
             records = []
@@ -373,7 +372,7 @@ class ValueColumns(SinkStrategy):
             return None
         out.offsets.update(runs)
         schema = columns[0]
-        ts_types, make = _TS_TYPE_BY_CODE, new_sink_record
+        ts_types, make = _TS_TYPE_BY_CODE, SinkRecord.consumed
         batch: SinkRecordBatch
 
         def build() -> list[SinkRecord]:

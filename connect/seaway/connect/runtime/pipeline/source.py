@@ -412,10 +412,6 @@ class SourcePlan:
                 and type(setup.header_converter) is ByteArrayConverter and (commit_records or not commit_record)):
             self.by_type[BytesRecordBatch] = BytesPassThrough()
 
-    def strategy_for(self, records: Sequence[SourceRecord]) -> SourceStrategy:
-        """The strategy that sends ``records`` (one dictionary lookup)."""
-        return self.by_type.get(type(records), self.records)
-
     def send(self, records: Sequence[SourceRecord], out: SourceOutput) -> SourceStrategy:
         """Send one poll's records; the strategy that sent them."""
         strategy = self.by_type.get(type(records), self.records)

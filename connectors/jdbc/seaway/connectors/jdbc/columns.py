@@ -86,9 +86,6 @@ class Column:
     native_string: bool = False  # the driver already returns ``str`` (text types)
 
 
-_WIDER = {Kind.INT8: Kind.INT16, Kind.INT16: Kind.INT32, Kind.INT32: Kind.INT64, Kind.INT64: Kind.INT64}
-
-
 def column_from_reflection(dialect_name: str, info: dict[str, Any]) -> Column:
     """A column from ``Inspector.get_columns`` (SQLAlchemy types)."""
     name, t, nullable = info["name"], info["type"], bool(info.get("nullable", True))
@@ -121,7 +118,9 @@ def column_from_reflection(dialect_name: str, info: dict[str, Any]) -> Column:
         kind = Kind.DATE
     elif isinstance(t, sat.Time):
         kind = Kind.TIME
-    elif isinstance(t, sat._Binary):
+    # SQLAlchemy's private _Binary is the one base of every binary type (LargeBinary, BINARY, VARBINARY,
+    # MySQL's TINY/MEDIUM/LONGBLOB, Oracle's RAW...): no public class covers them all
+    elif isinstance(t, sat._Binary):  # noqa: SLF001 - see above
         kind = Kind.BYTES
     elif isinstance(t, sat.String | sat.Uuid | sat.JSON | sat.Enum):
         kind = Kind.STRING
@@ -183,7 +182,8 @@ def _mysql_binary(entry: Sequence[Any]) -> bool:
 def _sqlite_type(declared: str) -> Any:
     from sqlalchemy.dialects.sqlite.base import SQLiteDialect
 
-    resolve: Any = SQLiteDialect()._resolve_type_affinity  # how SQLAlchemy reflects a declared type
+    # how SQLAlchemy's own reflection maps a declared type (SQLite's affinity rules); it has no public API for it
+    resolve: Any = SQLiteDialect()._resolve_type_affinity  # noqa: SLF001 - see above
     return resolve(declared)
 
 

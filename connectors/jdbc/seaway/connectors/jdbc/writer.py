@@ -37,7 +37,6 @@ __all__ = ["Writer"]
 
 log = logging.getLogger(__name__)
 
-_DELETE = object()  # a tombstone in the per-key reduction
 _UNCHECKED = object()  # no schema checked yet in this put
 
 

@@ -289,11 +289,6 @@ class MirrorSourceConnector(SourceConnector):
         if changes:
             self._target_admin.alter_topic_configs(changes)
 
-    # -- for tests and the client API -------------------------------------------------------------
-    def known_source_partitions(self) -> TopicPartitions:
-        with self._lock:
-            return list(self._known_source)
-
 
 def _counts(partitions: TopicPartitions) -> dict[str, int]:
     counts: dict[str, int] = {}

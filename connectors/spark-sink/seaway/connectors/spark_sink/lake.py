@@ -66,10 +66,12 @@ class LakeFileSystem:
         #: object stores make a new object visible whole when its upload ends: create it in place
         #: (a rename there is a copy and a delete)
         self.create_is_atomic = urllib.parse.urlparse(self.root).scheme.lower() in OBJECT_STORES
-        jvm = spark._jvm
+        # PySpark has no public API to the JVM it drives: its py4j handles are private attributes
+        jvm = spark._jvm  # noqa: SLF001 - PySpark's py4j JVM view (no public API)
         self._jvm = jvm
         self._Path = jvm.org.apache.hadoop.fs.Path
-        self.fs = self._Path(self.root).getFileSystem(spark._jsc.hadoopConfiguration())
+        hadoop_conf = spark._jsc.hadoopConfiguration()  # noqa: SLF001 - PySpark's Java SparkContext (no public API)
+        self.fs = self._Path(self.root).getFileSystem(hadoop_conf)
 
     def uri(self, rel: str) -> str:
         return f"{self.root}/{rel}" if rel else self.root

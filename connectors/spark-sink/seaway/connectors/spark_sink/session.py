@@ -201,7 +201,8 @@ def _stop_gateway() -> None:
     """
     from pyspark import SparkContext
 
-    gateway = SparkContext._gateway
+    # PySpark keeps its py4j gateway and JVM view in private class attributes, with no public API to end them
+    gateway = SparkContext._gateway  # noqa: SLF001 - see above
     if gateway is None:
         return
     proc = getattr(gateway, "proc", None)
@@ -209,8 +210,9 @@ def _stop_gateway() -> None:
         gateway.shutdown()
     except Exception as e:
         log.debug("py4j gateway shutdown: %s", e)
-    SparkContext._gateway = None
-    SparkContext._jvm = None
+    # cleared, so that the next session launches a new gateway (PySpark reuses a non-None one)
+    SparkContext._gateway = None  # noqa: SLF001 - see above
+    SparkContext._jvm = None  # noqa: SLF001 - see above
     if proc is None:
         return
     try:
@@ -229,7 +231,7 @@ def jvm_pid() -> int | None:
         from pyspark import SparkContext
     except ImportError:
         return None
-    proc = getattr(SparkContext._gateway, "proc", None)
+    proc = getattr(SparkContext._gateway, "proc", None)  # noqa: SLF001 - PySpark's py4j gateway (no public API)
     return None if proc is None or proc.poll() is not None else int(proc.pid)
 
 
@@ -277,8 +279,9 @@ def _warm_up(spark: Any, folder_uri: str | None = None) -> None:
 
 def _delete_folder(spark: Any, uri: str) -> None:
     try:
-        path = spark._jvm.org.apache.hadoop.fs.Path(uri)
-        path.getFileSystem(spark._jsc.hadoopConfiguration()).delete(path, True)
+        path = spark._jvm.org.apache.hadoop.fs.Path(uri)  # noqa: SLF001 - PySpark's py4j JVM view (no public API)
+        hadoop_conf = spark._jsc.hadoopConfiguration()  # noqa: SLF001 - PySpark's Java SparkContext (no public API)
+        path.getFileSystem(hadoop_conf).delete(path, True)
     except Exception as e:
         log.warning("Could not delete the warm-up folder %s: %s", uri, e)
 
@@ -323,6 +326,7 @@ def wait_warmed(timeout: float | None = None) -> bool:
 
 def _is_stopped(session: Any) -> bool:
     try:
-        return bool(session.sparkContext._jsc is None)
+        # SparkContext.stop() clears its Java context; PySpark has no public "stopped" flag
+        return bool(session.sparkContext._jsc is None)  # noqa: SLF001 - see above
     except Exception:
         return True

@@ -100,7 +100,7 @@ def java_io_failure(error: BaseException) -> str | None:
     try:
         from pyspark import SparkContext
 
-        jvm = SparkContext._jvm
+        jvm = SparkContext._jvm  # noqa: SLF001 - PySpark's py4j JVM view (no public API)
         if jvm is None:
             return None
         io_error = jvm.java.lang.Class.forName("java.io.IOException")

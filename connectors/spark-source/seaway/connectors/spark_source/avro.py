@@ -65,7 +65,6 @@ from seaway.connectors.spark_source.errors import OptionError, ValueDecodeError
 __all__ = ["AvroValues", "avro_to_spark", "parse_avro"]
 
 Fixup = Callable[[Any], Any]
-_MIDNIGHT = datetime.datetime.min
 
 
 def parse_avro(text: str, what: str) -> Any:

@@ -9,7 +9,7 @@ the typed-value options of :mod:`.values`. Writing: ``topic`` and ``kafka.*``. A
 option is an :class:`~.errors.OptionError` naming it (a typo never silently does nothing).
 
 ``kafka.*`` settings go to librdkafka (confluent-kafka) with the prefix removed, Java's security
-names translated (:mod:`.security`). The few that
+names checked and translated as for every Seaway client (:mod:`seaway.security.kafka_client`). The few that
 Spark refuses are refused here with Spark's reasons; ``kafka.isolation.level`` defaults to
 ``read_committed`` (librdkafka's default; spark-sql-kafka's Java consumer defaults to
 ``read_uncommitted``, see docs/spark-source.md).
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from seaway.connectors.spark_source.errors import OptionError
-from seaway.connectors.spark_source.security import librdkafka_settings
+from seaway.security.kafka_client import ClientConfigError, librdkafka_config
 
 __all__ = [
     "EARLIEST",
@@ -189,7 +189,10 @@ def _kafka(options: Mapping[str, str], refused: Mapping[str, str]) -> dict[str, 
             out[setting] = value
     if not out.get("bootstrap.servers", "").strip():
         raise OptionError("Option 'kafka.bootstrap.servers' must be specified for configuring the Kafka clients")
-    return librdkafka_settings(out)
+    try:
+        return {k: str(v) for k, v in librdkafka_config(out, "kafka.").items()}
+    except ClientConfigError as e:
+        raise OptionError(f"Option {e}") from None
 
 
 def _check_known(options: Mapping[str, str], allowed: set[str], kind: str) -> None:

@@ -60,7 +60,6 @@ _PRODUCER_DEFAULTS = {
     "batch.size": str(1 << 20),
     "queue.buffering.max.messages": "1000000",
 }
-_PARTITION_ANY = -1
 
 
 @dataclass
