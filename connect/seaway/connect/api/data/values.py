@@ -135,19 +135,19 @@ class _Parser:
         self.text = text
         self.pos = 0
 
-    def _skip_ws(self) -> None:
+    def skip_ws(self) -> None:
         while self.pos < len(self.text) and self.text[self.pos].isspace():
             self.pos += 1
 
     def _consume(self, char: str) -> bool:
-        self._skip_ws()
+        self.skip_ws()
         if self.text.startswith(char, self.pos):
             self.pos += len(char)
             return True
         return False
 
     def embedded(self) -> SchemaAndValue:
-        self._skip_ws()
+        self.skip_ws()
         if self._consume('"'):
             return self._quoted()
         if self._consume("["):
@@ -247,7 +247,7 @@ class Values:
             parser.pos = 1
             try:
                 result = parser.array() if stripped[0] == "[" else parser.map()
-                parser._skip_ws()
+                parser.skip_ws()
                 if parser.pos == len(stripped):
                     return result
             except DataError:

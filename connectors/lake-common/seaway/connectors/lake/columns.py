@@ -68,9 +68,9 @@ _TIMESTAMP = pa.timestamp("ms", tz="UTC")
 
 
 def _struct_values(value: Struct) -> list[Any]:
-    # Struct keeps its values in schema order; the API has no public bulk accessor, and calling
-    # get() per field per record is what this module exists to avoid.
-    return value._values
+    # the Struct's values in schema order, not copied: a get() per field per record is what
+    # this module exists to avoid
+    return value.values_in_place()
 
 
 def to_arrow_type(schema: Schema) -> pa.DataType:
