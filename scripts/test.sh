@@ -33,7 +33,9 @@ done
 if command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then
   timeout 600 python -m tests.peer.jars
   # Hadoop's own jars for the lake tests (tests/lake_cluster: HDFS's NameNode and DataNode, hadoop-aws for
-  # s3a://), the Hadoop version pyspark ships, into git-ignored tests/lake_cluster/*/lib (a no-op when there)
+  # s3a://), the Hadoop version pyspark ships, and Apache Iceberg's REST catalog server (RESTCatalogServer from
+  # iceberg-open-api's test fixtures, for the table sinks' iceberg.catalog.type=rest test), into git-ignored
+  # tests/lake_cluster/*/lib (a no-op when there)
   timeout 900 python -m tests.lake_cluster jars
   # spark-sql-kafka's jars (Spark's own Kafka source) for the side-by-side test of format("seaway")
   # (tests/peer/test_spark_source_peer.py), into git-ignored tests/connectors/spark_source/spark_kafka/lib

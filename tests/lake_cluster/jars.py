@@ -1,19 +1,22 @@
-"""Hadoop's jars for the lake's distributed parts, fetched with Maven into git-ignored folders (never committed).
+"""Hadoop's and Iceberg's jars for the lake's distributed parts, fetched with Maven into git-ignored folders
+(never committed).
 
-Two poms, each with a ``lib/`` beside it that ``mvn dependency:copy-dependencies`` fills:
+Three poms, each with a ``lib/`` beside it that ``mvn dependency:copy-dependencies`` fills:
 
 * ``hadoop/pom.xml``: HDFS's NameNode and DataNode (``hadoop-client-minicluster``, the shaded HDFS
   server) for :mod:`tests.lake_cluster.hdfs` (~110 MB);
 * ``s3a/pom.xml``: ``hadoop-aws`` and the AWS SDK v2 modules it uses, for Spark's ``s3a://``
-  (~20 MB; jars pyspark already ships are left off the class path so Spark keeps its own).
+  (~20 MB; jars pyspark already ships are left off the class path so Spark keeps its own);
+* ``iceberg_rest/pom.xml``: Apache Iceberg's REST catalog server (``RESTCatalogServer``, what the
+  ``apache/iceberg-rest-fixture`` image runs) for :mod:`tests.lake_cluster.iceberg_rest` (~60 MB).
 
-Both pin the Hadoop version of the client pyspark ships (``pyspark/jars/hadoop-client-api-*.jar``);
+The first two pin the Hadoop version of the client pyspark ships (``pyspark/jars/hadoop-client-api-*.jar``);
 :func:`check_hadoop_version` refuses a mismatch, which would mean a server and a client Spark never
 met. A stamp file holds the pom's hash, so a second fetch is a no-op and a changed pom fetches
 again; Maven writes into a temporary folder renamed into place, so an interrupted fetch never
 leaves a ``lib/`` that looks complete. Maven's own cache (``~/.m2``) makes a re-fetch fast.
 
-``python -m tests.lake_cluster jars`` fetches both (scripts/test.sh runs it).
+``python -m tests.lake_cluster jars`` fetches all three (scripts/test.sh runs it).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["HADOOP", "S3A", "Jars", "check_hadoop_version", "pyspark_hadoop_version", "s3a_jars"]
+__all__ = ["HADOOP", "ICEBERG_REST", "S3A", "Jars", "check_hadoop_version", "pyspark_hadoop_version", "s3a_jars"]
 
 HERE = Path(__file__).resolve().parent
 FETCH_TIMEOUT_S = 600.0
@@ -87,6 +90,7 @@ class Jars:
 
 HADOOP = Jars(HERE / "hadoop")
 S3A = Jars(HERE / "s3a")
+ICEBERG_REST = Jars(HERE / "iceberg_rest")
 
 
 def _pyspark_jars() -> list[str]:

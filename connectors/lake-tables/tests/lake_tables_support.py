@@ -10,15 +10,15 @@ import json
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from deltalake import DeltaTable
 from pyiceberg.table import Table
 from seaway.connect.api import TopicPartition
-from seaway.connectors.lake_tables import snapshot_offsets, table_offsets
+from seaway.connectors.lake_tables import delta_app_id, snapshot_offsets, table_offsets
 from seaway.connectors.lake_tables.catalog import load_catalog
 
 from tests.connectors.spark_sink import lake_check
@@ -30,6 +30,7 @@ __all__ = [
     "delta_rows",
     "iceberg_rows",
     "iceberg_table",
+    "wait_delta_offsets",
     "wait_for",
     "wait_iceberg_offsets",
 ]
@@ -72,6 +73,19 @@ def wait_iceberg_offsets(catalog: Mapping[str, str], name: str, connector: str, 
 
     found: Table = wait_for(reached, timeout, f"{name} to hold {want}")
     return found
+
+
+def wait_delta_offsets(uri: str, app_id: str, ends: Mapping[int, int], timeout: float,
+                       storage_options: Mapping[str, str] | None = None) -> None:
+    """Until the Delta table's txn versions reach ``ends`` (partition -> end offset)."""
+    def reached() -> bool:
+        try:
+            table = DeltaTable(uri, storage_options=dict(storage_options or {}) or None)
+        except Exception:  # not created yet
+            return False
+        return all(table.transaction_version(delta_app_id(app_id, p)) == n - 1 for p, n in ends.items() if n)
+
+    wait_for(reached, timeout, f"the Delta table {uri} at {dict(ends)}")
 
 
 def iceberg_rows(table: Table, snapshot_id: int | None = None) -> pa.Table:
@@ -133,31 +147,55 @@ def assert_snapshots_hold_their_offsets(table: Table, connector: str, topic: str
     return len(chain)
 
 
-def assert_delta_versions_hold_their_offsets(path: Path, app_id: str, partitions: int) -> int:
-    """Every commit of a (local, append-only) Delta table adds exactly the rows of the offsets its ``txn``
-    actions advance: for each partition from the previous version + 1 up to its new version, once each.
-    Read from the commit files in ``_delta_log`` themselves. Returns how many commits added data."""
+def _delta_filesystem(uri: str, storage_options: Mapping[str, str]) -> tuple[pafs.FileSystem, str]:
+    """pyarrow's file system for a Delta table's folder (``file://`` or ``s3://`` with delta-rs's AWS_* options)
+    and the folder's path in it: the checks read the log and data files themselves, not through delta-rs."""
+    parsed = urllib.parse.urlsplit(uri)
+    if parsed.scheme == "s3":
+        endpoint = urllib.parse.urlsplit(storage_options["AWS_ENDPOINT_URL"])
+        s3 = pafs.S3FileSystem(access_key=storage_options["AWS_ACCESS_KEY_ID"],
+                               secret_key=storage_options["AWS_SECRET_ACCESS_KEY"],
+                               region=storage_options["AWS_REGION"], endpoint_override=endpoint.netloc,
+                               scheme=endpoint.scheme)
+        return s3, f"{parsed.netloc}{parsed.path}".rstrip("/")
+    assert parsed.scheme in ("", "file"), uri
+    return pafs.LocalFileSystem(), urllib.parse.unquote(parsed.path).rstrip("/")
+
+
+def assert_delta_versions_hold_their_offsets(uri: str, app_id: str, partitions: int,
+                                             storage_options: Mapping[str, str] | None = None) -> int:
+    """Every commit of an append-only Delta table adds exactly the rows of the offsets its ``txn`` actions
+    advance: for each partition from the previous version + 1 up to its new version, once each. Read from the
+    commit files in ``_delta_log`` themselves (``file://`` or ``s3://``). Returns how many commits added data."""
+    fs, root = _delta_filesystem(uri, storage_options or {})
+    logs = sorted((f.path for f in fs.get_file_info(pafs.FileSelector(f"{root}/_delta_log"))
+                   if f.type == pafs.FileType.File and f.path.endswith(".json")),
+                  key=lambda path: path.rsplit("/", 1)[1])
     previous: dict[int, int] = {}
     checked = 0
-    for log_file in sorted((path / "_delta_log").glob("*.json")):
-        actions = [json.loads(line) for line in log_file.read_text().splitlines() if line.strip()]
+    for log_file in logs:
+        name = log_file.rsplit("/", 1)[1]
+        with fs.open_input_stream(log_file) as stream:
+            text = stream.read().decode()
+        actions = [json.loads(line) for line in text.splitlines() if line.strip()]
         txns = {a["txn"]["appId"]: int(a["txn"]["version"]) for a in actions if "txn" in a}
         adds = [a["add"]["path"] for a in actions if "add" in a]
-        assert not any("remove" in a for a in actions), f"{log_file.name} removes files from an append-only table"
+        assert not any("remove" in a for a in actions), f"{name} removes files from an append-only table"
         if not adds and not txns:
             continue  # the table's creation metadata, or a checkpoint-only commit
         rows: list[tuple[int, int]] = []
         for add in adds:
-            data = pq.read_table(path / urllib.parse.unquote(add), columns=["kafka_partition", "kafka_offset"])
+            data = pq.read_table(f"{root}/{urllib.parse.unquote(add)}", filesystem=fs,
+                                 columns=["kafka_partition", "kafka_offset"])
             rows += list(zip(data.column(0).to_pylist(), data.column(1).to_pylist(), strict=True))
-        assert len(rows) == len(set(rows)), f"{log_file.name} adds rows twice"
+        assert len(rows) == len(set(rows)), f"{name} adds rows twice"
         now = dict(previous)
         for p in range(partitions):
-            version = txns.get(f"{app_id}-{p}")
+            version = txns.get(delta_app_id(app_id, p))
             if version is not None:
                 now[p] = version + 1
         expected = {(p, o) for p, n in now.items() for o in range(previous.get(p, 0), n)}
-        assert set(rows) == expected, (f"{log_file.name}: adds {len(rows)} rows, its txn actions say "
+        assert set(rows) == expected, (f"{name}: adds {len(rows)} rows, its txn actions say "
                                        f"{len(expected)} ({txns}, before {previous})")
         previous = now
         checked += 1

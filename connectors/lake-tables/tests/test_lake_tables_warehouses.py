@@ -34,7 +34,12 @@ from tests.support.broker import BrokerProcess
 
 WORKER = {"value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "true",
           "key.converter": "org.apache.kafka.connect.json.JsonConverter", "key.converter.schemas.enable": "false",
-          "offset.flush.interval.ms": "500"}
+          "offset.flush.interval.ms": "500",
+          # eight tasks stop together at the end of a phase; within Kafka's default 5 s in total a task still
+          # writing on a loaded machine is cancelled and lives on past the test, its control-topic clients
+          # still in use while the test's teardown stops the broker and closes leaked clients (the likely
+          # cause of a teardown seen once hanging on a committer's control-topic producer)
+          "task.shutdown.graceful.timeout.ms": "30000"}
 USER = {"type": "struct", "name": "User", "version": 1, "optional": False, "fields": [
     {"field": "id", "type": "int64", "optional": False},
     {"field": "name", "type": "string", "optional": False},

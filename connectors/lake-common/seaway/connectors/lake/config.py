@@ -10,22 +10,25 @@ waits after a storage failure) where the sink rides storage failures out.
 defaults (the S3 sink keeps Confluent's, e.g. ``timestamp.extractor=Wallclock`` and no
 ``timezone``; the Spark sink its own, ``Record`` and ``UTC``). :func:`storage_cross_check` holds
 the rules that span keys, each error on the key it concerns, so ``PUT .../config/validate`` and a
-400 name the field.
+400 name the field. :class:`ConfigRules` pairs a sink's :class:`ConfigDef` with its cross-key rules
+(the shared ones plus its own), so every lake sink parses and validates the same way.
 """
 
 from __future__ import annotations
 
 import re
 import zoneinfo
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from seaway.connect.api import (
     CaseInsensitiveValidString,
+    Config,
     ConfigDef,
     ConfigError,
     ConfigType,
+    ConfigValue,
     Importance,
     LambdaValidator,
     Range,
@@ -47,10 +50,13 @@ __all__ = [
     "TIMESTAMP_EXTRACTOR",
     "TIMESTAMP_FIELD",
     "TIMEZONE",
+    "ConfigRules",
+    "CrossCheck",
     "StorageConfig",
     "define_storage_keys",
     "storage_cross_check",
     "storage_settings",
+    "unknown_keys",
 ]
 
 FLUSH_SIZE = "flush.size"
@@ -233,3 +239,54 @@ def storage_cross_check(parsed: Mapping[str, Any]) -> list[tuple[str, str]]:
     elif schedule is not None and schedule > 0 and parsed.get(TIMEZONE) == "":
         errors.append((TIMEZONE, "rotate.schedule.interval.ms needs a timezone to align the schedule to"))
     return errors
+
+
+def unknown_keys(props: Mapping[str, str], namespace: str, definition: ConfigDef,
+                 passthrough: tuple[str, ...] = ()) -> list[str]:
+    """The keys of ``props`` under ``namespace`` (``"iceberg."``, ``"delta."``) that ``definition`` does not define
+    and that are not under one of the ``passthrough`` prefixes (catalog, storage or table properties handed on
+    as they are). A sink that owns a namespace refuses these, so a typo is a 400 rather than a setting silently
+    ignored."""
+    return [key for key in props
+            if key.startswith(namespace) and key not in definition
+            and not any(key.startswith(prefix) and len(key) > len(prefix) for prefix in passthrough)]
+
+
+CrossCheck = Callable[[Mapping[str, Any], Mapping[str, str]], list[tuple[str, str]]]
+"""A sink's rules across keys: (parsed values, the raw props) -> ``(key, message)`` pairs. The raw props are
+for rules on keys the :class:`ConfigDef` does not define (unknown ``iceberg.*`` keys, prefixed passthroughs)."""
+
+
+@dataclass(frozen=True)
+class ConfigRules:
+    """A sink's :class:`ConfigDef` and its cross-key rules, applied the same way at start and at validation.
+
+    :meth:`parse` is for a connector's or task's ``start``: a :class:`ConfigError` naming the first broken
+    rule's key. :meth:`validate` is for ``PUT /connector-plugins/{type}/config/validate`` and a create's 400:
+    every error on the key it concerns, a key the definition does not know included; the cross-key rules
+    run only once every key is valid on its own (they read typed values).
+    """
+
+    definition: ConfigDef
+    cross_check: CrossCheck
+
+    def parse(self, props: Mapping[str, str]) -> dict[str, Any]:
+        """Typed values of ``props``; :class:`ConfigError` names the first bad key."""
+        parsed = self.definition.parse(props)
+        errors = self.cross_check(parsed, props)
+        if errors:
+            name, message = errors[0]
+            raise ConfigError(message, name=name, value=props.get(name))
+        return parsed
+
+    def validate(self, props: Mapping[str, str]) -> Config:
+        """Per-key validation plus the cross-key rules, each error on the key it concerns."""
+        values = self.definition.validate(props)
+        by_name: dict[str, ConfigValue] = {v.name: v for v in values}
+        if all(not v.errors for v in values):
+            for name, message in self.cross_check({v.name: v.value for v in values}, props):
+                if name not in by_name:
+                    by_name[name] = ConfigValue(name, props.get(name))
+                    values.append(by_name[name])
+                by_name[name].add_error_message(message)
+        return Config(values)

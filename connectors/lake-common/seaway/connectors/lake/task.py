@@ -1,4 +1,4 @@
-"""LakeSinkTask: the exactly-once, pipelined sink task both lake sinks are (Spark Parquet, S3).
+"""LakeSinkTask: the exactly-once, pipelined sink task every lake sink is (Spark Parquet, S3, Iceberg, Delta).
 
 Where offsets live: the lake (file names and the commit log), never the consumer group. On
 every assignment (``open``) the task recovers each partition's commit log and seeks the
@@ -36,7 +36,9 @@ A sink subclasses :class:`LakeSinkTask` with ``parse_config`` and ``writer`` (an
 ``make_partitioner``, ``filter_records``, ``retriable``, ``describe_failure``, ``lake_name``, ``release``,
 and, where the lake's offsets live elsewhere than a commit log (the table sinks: in the table's own
 snapshots), ``recover``, ``tidy`` and ``new_buffer``). :meth:`LakeSinkTask.close_open_sets` closes every open set
-now and writes everything (a table sink's commit point).
+now and writes everything (a table sink's commit point); :meth:`LakeSinkTask.pump` and
+:meth:`LakeSinkTask.drain` are the writer's steps for a subclass that overrides ``pre_commit`` or needs
+nothing in flight.
 """
 
 from __future__ import annotations
@@ -200,7 +202,7 @@ class LakeSinkTask(SinkTask):
             log.info("%s: lake offset %s", tp, committed)
 
     def put(self, records: Sequence[SinkRecord]) -> None:
-        self._pump(wait=False)
+        self.pump(wait=False)
         if self._failure is not None:
             self._refuse()
         now_ms = int(time.time() * 1000)
@@ -227,7 +229,7 @@ class LakeSinkTask(SinkTask):
                 self._queued_records += len(file_set)
             backlog = self._queued_records
         assert self.storage is not None
-        self._pump(wait=backlog > self.storage.flush_size * max(len(self.buffers), 1))
+        self.pump(wait=backlog > self.storage.flush_size * max(len(self.buffers), 1))
 
     def _buffer(self, topic: str, partition: int) -> PartitionBuffer:
         tp = TopicPartition(topic, partition)
@@ -254,11 +256,13 @@ class LakeSinkTask(SinkTask):
             start = end
         return closed
 
-    def _pump(self, wait: bool, retry: bool = True) -> None:
+    def pump(self, wait: bool, retry: bool = True) -> None:
         """Collect the write loop if it is done (or ``wait`` for it), then start one for queued sets.
 
-        After a storage failure a new loop starts only once ``retry.backoff.ms`` has passed (and
-        not at all with ``retry=False``); it settles the unsettled partitions before writing.
+        Task thread only. ``put`` and ``pre_commit`` call it; a subclass whose ``pre_commit`` reports
+        offsets of its own calls it first too, so the writer keeps going and a failure surfaces. After a
+        storage failure a new loop starts only once ``retry.backoff.ms`` has passed (and not at all
+        with ``retry=False``); it settles the unsettled partitions before writing.
         """
         if self._running is not None and (wait or self._running.done()):
             self._collect()
@@ -390,24 +394,26 @@ class LakeSinkTask(SinkTask):
         with self._queue_lock:
             self._queued.extend(closed)
             self._queued_records += sum(len(s) for s in closed)
-        self._drain(retry=self._failure is None or time.monotonic() >= self._retry_at)
+        self.drain(retry=self._failure is None or time.monotonic() >= self._retry_at)
 
-    def _drain(self, retry: bool = True) -> None:
-        """Write and commit everything closed so far (the running write, then the queue).
+    def drain(self, retry: bool = True) -> None:
+        """Write and commit everything closed so far (the running write, then the queue); task thread only.
 
-        ``retry=False``: while the storage is failing, only wait for the running write.
+        A subclass calls it where nothing may be in flight (the Iceberg sink, before it compares what it
+        sent with what the tables took). ``retry=False``: while the storage is failing, only wait for
+        the running write.
         """
-        self._pump(wait=True, retry=retry)
-        self._pump(wait=True, retry=retry)
+        self.pump(wait=True, retry=retry)
+        self.pump(wait=True, retry=retry)
 
     def pre_commit(self, current_offsets: Mapping[TopicPartition, OffsetAndMetadata]
                    ) -> dict[TopicPartition, OffsetAndMetadata]:
         """Only what the lake has committed (the group offset is a lag display, not the truth)."""
-        self._pump(wait=False)
+        self.pump(wait=False)
         return {tp: OffsetAndMetadata(b.committed) for tp, b in self.buffers.items() if b.committed is not None}
 
     def close(self, partitions: Collection[TopicPartition]) -> None:
-        self._drain(retry=self._failure is None)
+        self.drain(retry=self._failure is None)
         closing = set(partitions)
         with self._queue_lock:  # what a storage failure left of them: the next owner replays it from the lake
             self._queued = [s for s in self._queued if s.tp not in closing]
@@ -428,7 +434,7 @@ class LakeSinkTask(SinkTask):
 
     def stop(self) -> None:
         try:
-            self._drain(retry=self._failure is None)
+            self.drain(retry=self._failure is None)
             if self._failure is not None:
                 log.warning("Stopping with %s; the next owner of these partitions resumes from the lake",
                             self._failure_message())

@@ -16,27 +16,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from seaway.connect.api import (
-    NO_DEFAULT,
-    Config,
-    ConfigDef,
-    ConfigError,
-    ConfigType,
-    ConfigValue,
-    Importance,
-    NonEmptyString,
-    Range,
-)
+from seaway.connect.api import NO_DEFAULT, Config, ConfigDef, ConfigType, Importance, NonEmptyString, Range
 from seaway.connectors.lake import (
     PARTITIONERS,
+    ConfigRules,
     StorageConfig,
     define_storage_keys,
     storage_cross_check,
     storage_settings,
+    unknown_keys,
 )
 from seaway.connectors.lake_tables.partition_by import PARTITIONER_CLASS
 
-__all__ = ["CONFIG_DEF", "DeltaSinkConfig", "validate_config"]
+__all__ = ["CONFIG_DEF", "RULES", "DeltaSinkConfig", "validate_config"]
 
 LOCATION = "delta.tables.location"
 APP_ID = "delta.app.id"
@@ -89,11 +81,8 @@ class DeltaSinkConfig(StorageConfig):
 
     @classmethod
     def from_props(cls, props: Mapping[str, str]) -> DeltaSinkConfig:
-        p = CONFIG_DEF.parse(props)
-        errors = cross_check(p, props)
-        if errors:
-            name, message = errors[0]
-            raise ConfigError(message, name=name, value=props.get(name))
+        """Parse and cross-check; :class:`ConfigError` names the first bad key."""
+        p = RULES.parse(props)
         connector = props.get("name", "delta-sink")
         return cls(
             **storage_settings(p), connector=connector, location=p[LOCATION].rstrip("/"),
@@ -110,12 +99,10 @@ class DeltaSinkConfig(StorageConfig):
 
 
 def cross_check(parsed: Mapping[str, Any], props: Mapping[str, str]) -> list[tuple[str, str]]:
+    """Rules across keys, unsupported values and unknown ``delta.*`` keys, as ``(key, message)`` pairs."""
     errors = storage_cross_check(parsed)
-    for key in props:
-        prefixed = key.startswith((STORAGE_PREFIX, TABLE_PROPS_PREFIX)) and key not in (STORAGE_PREFIX,
-                                                                                         TABLE_PROPS_PREFIX)
-        if key.startswith("delta.") and key not in CONFIG_DEF and not prefixed:
-            errors.append((key, f"{key} is not a Delta sink setting Seaway supports"))
+    errors += [(key, f"{key} is not a Delta sink setting Seaway supports")
+               for key in unknown_keys(props, "delta.", CONFIG_DEF, (STORAGE_PREFIX, TABLE_PROPS_PREFIX))]
     kind = PARTITIONERS.get(parsed.get(PARTITIONER_CLASS) or "", "default")
     if kind in ("time", "hourly", "daily"):
         errors.append((PARTITIONER_CLASS, "Delta partitions by column values: use partitioner.class=field with "
@@ -127,13 +114,9 @@ def cross_check(parsed: Mapping[str, Any], props: Mapping[str, str]) -> list[tup
     return errors
 
 
+RULES = ConfigRules(CONFIG_DEF, cross_check)
+
+
 def validate_config(props: Mapping[str, str]) -> Config:
-    values = CONFIG_DEF.validate(props)
-    by_name: dict[str, ConfigValue] = {v.name: v for v in values}
-    if all(not v.errors for v in values):
-        for name, message in cross_check({v.name: v.value for v in values}, props):
-            if name not in by_name:
-                by_name[name] = ConfigValue(name, props.get(name))
-                values.append(by_name[name])
-            by_name[name].add_error_message(message)
-    return Config(values)
+    """Per-key validation plus the cross-key rules, each error on the key it concerns (unknown keys too)."""
+    return RULES.validate(props)

@@ -25,19 +25,20 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from seaway.connect.api import Config, ConfigDef, ConnectError, SinkConnector, SinkRecord, Task, TopicPartition
+from seaway.connect.api import ConnectError, SinkRecord, TopicPartition
 from seaway.connectors.lake import (
     CommitEntry,
     CommitLog,
     DefaultPartitioner,
     FileSet,
+    LakeSinkConnector,
     LakeSinkTask,
     PartitionBuffer,
     Partitioner,
     StorageConfig,
 )
 from seaway.connectors.lake_tables._version import VERSION
-from seaway.connectors.lake_tables.delta_config import CONFIG_DEF, DeltaSinkConfig, validate_config
+from seaway.connectors.lake_tables.delta_config import RULES, DeltaSinkConfig
 from seaway.connectors.lake_tables.table_schema import compare, creation_schema, normalize, required_columns
 from seaway.connectors.lake_tables.upserts import DELETED, KEY, newest_per_key, upsert_columns
 
@@ -266,30 +267,10 @@ class DeltaSinkTask(LakeSinkTask):
         return records
 
 
-class DeltaSinkConnector(SinkConnector):
+class DeltaSinkConnector(LakeSinkConnector):
     """Aliases ``DeltaSinkConnector`` and ``DeltaSink``."""
 
-    def __init__(self) -> None:
-        self.props: dict[str, str] = {}
-
-    def version(self) -> str:
-        return VERSION
-
-    def start(self, props: Mapping[str, str]) -> None:
-        DeltaSinkConfig.from_props(props)
-        self.props = dict(props)
-
-    def task_class(self) -> type[Task]:
-        return DeltaSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self.props) for _ in range(max_tasks)]
-
-    def stop(self) -> None:
-        pass
-
-    def config(self) -> ConfigDef:
-        return CONFIG_DEF
-
-    def validate(self, props: Mapping[str, str]) -> Config:
-        return validate_config(props)
+    task = DeltaSinkTask
+    config_class = DeltaSinkConfig
+    rules = RULES
+    plugin_version = VERSION

@@ -25,21 +25,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from seaway.connect.api import (
-    Config,
-    ConfigDef,
-    ConfigError,
-    ConfigType,
-    ConfigValue,
-    Importance,
-    Range,
-)
+from seaway.connect.api import Config, ConfigDef, ConfigType, Importance, Range
 from seaway.connectors.lake import (
     PARTITIONERS,
+    ConfigRules,
     StorageConfig,
     define_storage_keys,
     storage_cross_check,
     storage_settings,
+    unknown_keys,
 )
 from seaway.connectors.lake_tables.partition_by import (
     PARTITIONER_CLASS,
@@ -48,7 +42,7 @@ from seaway.connectors.lake_tables.partition_by import (
     partitioner_terms,
 )
 
-__all__ = ["CONFIG_DEF", "IcebergSinkConfig", "TableConfig", "validate_config"]
+__all__ = ["CONFIG_DEF", "RULES", "IcebergSinkConfig", "TableConfig", "validate_config"]
 
 TABLES = "iceberg.tables"
 DYNAMIC = "iceberg.tables.dynamic-enabled"
@@ -185,11 +179,7 @@ class IcebergSinkConfig(StorageConfig):
     @classmethod
     def from_props(cls, props: Mapping[str, str]) -> IcebergSinkConfig:
         """Parse and cross-check; :class:`ConfigError` names the first bad key."""
-        p = CONFIG_DEF.parse(props)
-        errors = cross_check(p, props)
-        if errors:
-            name, message = errors[0]
-            raise ConfigError(message, name=name, value=props.get(name))
+        p = RULES.parse(props)
         connector = props.get("name", "iceberg-sink")
         per_table: dict[str, dict[str, str]] = {}
         for key, value in props.items():
@@ -243,17 +233,13 @@ def _table_key(key: str) -> tuple[str, str] | None:
 def _unknown_keys(props: Mapping[str, str]) -> list[tuple[str, str]]:
     """``iceberg.*`` keys the sink does not know, each with why (a 400 names them)."""
     errors = []
-    prefixes = (CATALOG_PREFIX, KAFKA_PREFIX, AUTO_CREATE_PROPS_PREFIX, WRITE_PROPS_PREFIX)
-    for key in props:
-        if not key.startswith("iceberg.") or key in CONFIG_DEF:
-            continue
+    passthrough = (CATALOG_PREFIX, KAFKA_PREFIX, AUTO_CREATE_PROPS_PREFIX, WRITE_PROPS_PREFIX)
+    for key in unknown_keys(props, "iceberg.", CONFIG_DEF, passthrough):
         if key in _RETIRED:
             errors.append((key, f"{key} is not supported: {_RETIRED[key]}"))
         elif key.startswith("iceberg.hadoop."):
             errors.append((key, f"{key} is not supported: the sink has no Hadoop configuration; FileIO "
                                 "settings (s3.endpoint, s3.access-key-id, ...) go in iceberg.catalog.*"))
-        elif key.startswith(prefixes) and not any(key == p.rstrip(".") for p in prefixes):
-            continue
         elif _table_key(key) is None:
             errors.append((key, f"{key} is not an Iceberg sink setting Seaway supports (per-table keys are "
                                 f"iceberg.table.<table>.{{{','.join(TABLE_KEYS)}}})"))
@@ -335,14 +321,9 @@ def partitioner_errors(parsed: Mapping[str, Any]) -> list[tuple[str, str]]:
     return []
 
 
+RULES = ConfigRules(CONFIG_DEF, cross_check)
+
+
 def validate_config(props: Mapping[str, str]) -> Config:
     """Per-key validation plus the cross-key rules, each error on the key it concerns (unknown keys too)."""
-    values = CONFIG_DEF.validate(props)
-    by_name: dict[str, ConfigValue] = {v.name: v for v in values}
-    if all(not v.errors for v in values):
-        for name, message in cross_check({v.name: v.value for v in values}, props):
-            if name not in by_name:
-                by_name[name] = ConfigValue(name, props.get(name))
-                values.append(by_name[name])
-            by_name[name].add_error_message(message)
-    return Config(values)
+    return RULES.validate(props)

@@ -29,20 +29,17 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from confluent_kafka import KafkaException
 from seaway.connect.api import (
-    Config,
-    ConfigDef,
     ConnectError,
     OffsetAndMetadata,
-    SinkConnector,
     SinkRecord,
     SinkRecordBatch,
-    Task,
     TopicPartition,
 )
 from seaway.connectors.lake import (
     CommitEntry,
     CommitLog,
     FileSet,
+    LakeSinkConnector,
     LakeSinkTask,
     PartitionBuffer,
     Partitioner,
@@ -53,7 +50,7 @@ from seaway.connectors.lake_tables._version import VERSION
 from seaway.connectors.lake_tables.control import ControlChannel, client_settings
 from seaway.connectors.lake_tables.coordinator import Coordinator
 from seaway.connectors.lake_tables.data_files import data_file_to_json
-from seaway.connectors.lake_tables.iceberg_config import CONFIG_DEF, IcebergSinkConfig, validate_config
+from seaway.connectors.lake_tables.iceberg_config import RULES, IcebergSinkConfig
 from seaway.connectors.lake_tables.iceberg_tables import IcebergTables, write_data_files
 from seaway.connectors.lake_tables.routing import RoutePartitioner, Router
 from seaway.connectors.lake_tables.table_schema import normalize, required_columns
@@ -250,7 +247,7 @@ class IcebergSinkTask(LakeSinkTask):
     def pre_commit(self, current_offsets: Mapping[TopicPartition, OffsetAndMetadata]
                    ) -> dict[TopicPartition, OffsetAndMetadata]:
         """The tables' offsets (what every table holds), for the consumer group's lag display."""
-        self._pump(wait=False)
+        self.pump(wait=False)
         assert self.config is not None
         out = {}
         with self._lock:
@@ -315,7 +312,7 @@ class IcebergSinkTask(LakeSinkTask):
         counted = self.channel.member in event.get("members", ())
         rewind: set[TopicPartition] = set()
         if expected is not None and counted:
-            self._drain()  # nothing in flight while chains are compared and reset
+            self.drain()  # nothing in flight while chains are compared and reset
         with self._lock:
             for name, by_topic in tables.items():
                 for topic, by_partition in by_topic.items():
@@ -425,31 +422,11 @@ class IcebergSinkTask(LakeSinkTask):
                 self.channel = None
 
 
-class IcebergSinkConnector(SinkConnector):
+class IcebergSinkConnector(LakeSinkConnector):
     """Aliases ``IcebergSinkConnector``, ``IcebergSink`` and Apache Iceberg's
     ``org.apache.iceberg.connect.IcebergSinkConnector``."""
 
-    def __init__(self) -> None:
-        self.props: dict[str, str] = {}
-
-    def version(self) -> str:
-        return VERSION
-
-    def start(self, props: Mapping[str, str]) -> None:
-        IcebergSinkConfig.from_props(props)
-        self.props = dict(props)
-
-    def task_class(self) -> type[Task]:
-        return IcebergSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self.props) for _ in range(max_tasks)]
-
-    def stop(self) -> None:
-        pass
-
-    def config(self) -> ConfigDef:
-        return CONFIG_DEF
-
-    def validate(self, props: Mapping[str, str]) -> Config:
-        return validate_config(props)
+    task = IcebergSinkTask
+    config_class = IcebergSinkConfig
+    rules = RULES
+    plugin_version = VERSION

@@ -22,7 +22,6 @@ from seaway.connect.api import (
     ConfigDef,
     ConfigError,
     ConfigType,
-    ConfigValue,
     Importance,
     LambdaValidator,
     NonEmptyString,
@@ -30,7 +29,13 @@ from seaway.connect.api import (
     Range,
     ValidString,
 )
-from seaway.connectors.lake.config import StorageConfig, define_storage_keys, storage_cross_check, storage_settings
+from seaway.connectors.lake.config import (
+    ConfigRules,
+    StorageConfig,
+    define_storage_keys,
+    storage_cross_check,
+    storage_settings,
+)
 
 __all__ = [
     "AVRO_CODECS",
@@ -38,6 +43,7 @@ __all__ = [
     "CONFIG_DEF",
     "FORMATS",
     "PARQUET_CODECS",
+    "RULES",
     "S3SinkConfig",
     "validate_config",
 ]
@@ -208,11 +214,7 @@ class S3SinkConfig(StorageConfig):
     @classmethod
     def from_props(cls, props: Mapping[str, str]) -> S3SinkConfig:
         """Parse and cross-check; :class:`ConfigError` names the first bad key."""
-        p = CONFIG_DEF.parse(props)
-        errors = cross_check(p)
-        if errors:
-            name, message = errors[0]
-            raise ConfigError(message, name=name, value=props.get(name))
+        p = RULES.parse(props)
         codec, extension = PARQUET_CODECS[p[PARQUET_CODEC].strip().lower()]
         secret = p[SECRET_ACCESS_KEY]
         return cls(
@@ -257,11 +259,9 @@ def cross_check(parsed: Mapping[str, Any]) -> list[tuple[str, str]]:
     return errors
 
 
+RULES = ConfigRules(CONFIG_DEF, lambda parsed, props: cross_check(parsed))
+
+
 def validate_config(props: Mapping[str, str]) -> Config:
     """Per-key validation plus the cross-key rules, each error on the key it concerns."""
-    values = CONFIG_DEF.validate(props)
-    by_name: dict[str, ConfigValue] = {v.name: v for v in values}
-    if all(not v.errors for v in values):
-        for name, message in cross_check({v.name: v.value for v in values}):
-            by_name[name].add_error_message(message)
-    return Config(values)
+    return RULES.validate(props)

@@ -11,12 +11,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 
-from seaway.connect.api import Config, ConfigDef, DataError, SinkConnector, SinkRecord, Task
+from seaway.connect.api import DataError, SinkRecord
 from seaway.connectors.lake.config import StorageConfig
+from seaway.connectors.lake.connector import LakeSinkConnector
 from seaway.connectors.lake.partitioner import Partitioner, make_partitioner
 from seaway.connectors.lake.task import LakeSinkTask
 from seaway.connectors.s3._version import VERSION
-from seaway.connectors.s3.config import CONFIG_DEF, S3SinkConfig, validate_config
+from seaway.connectors.s3.config import RULES, S3SinkConfig
 from seaway.connectors.s3.store import S3Store, make_client
 from seaway.connectors.s3.writer import S3Writer
 
@@ -75,30 +76,10 @@ class S3SinkTask(LakeSinkTask):
                         "tombstones)")
 
 
-class S3SinkConnector(SinkConnector):
+class S3SinkConnector(LakeSinkConnector):
     """Aliases ``S3SinkConnector``, ``S3Sink`` and Confluent's ``io.confluent.connect.s3.S3SinkConnector``."""
 
-    def __init__(self) -> None:
-        self.props: dict[str, str] = {}
-
-    def version(self) -> str:
-        return VERSION
-
-    def start(self, props: Mapping[str, str]) -> None:
-        S3SinkConfig.from_props(props)
-        self.props = dict(props)
-
-    def task_class(self) -> type[Task]:
-        return S3SinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self.props) for _ in range(max_tasks)]
-
-    def stop(self) -> None:
-        pass
-
-    def config(self) -> ConfigDef:
-        return CONFIG_DEF
-
-    def validate(self, props: Mapping[str, str]) -> Config:
-        return validate_config(props)
+    task = S3SinkTask
+    config_class = S3SinkConfig
+    rules = RULES
+    plugin_version = VERSION

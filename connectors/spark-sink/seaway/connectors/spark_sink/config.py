@@ -23,7 +23,6 @@ from seaway.connect.api import (
     ConfigDef,
     ConfigError,
     ConfigType,
-    ConfigValue,
     Importance,
     LambdaValidator,
     NonEmptyString,
@@ -31,6 +30,7 @@ from seaway.connect.api import (
 )
 from seaway.connectors.lake.config import (
     PARTITIONERS,
+    ConfigRules,
     StorageConfig,
     define_storage_keys,
     storage_cross_check,
@@ -42,6 +42,7 @@ __all__ = [
     "CONFIG_DEF",
     "FAULT_EXIT_AFTER_RENAME",
     "PARTITIONERS",
+    "RULES",
     "WRITERS",
     "SparkSinkConfig",
     "lake_path_problem",
@@ -166,11 +167,7 @@ class SparkSinkConfig(StorageConfig):
     @classmethod
     def from_props(cls, props: Mapping[str, str]) -> SparkSinkConfig:
         """Parse and cross-check; :class:`ConfigError` names the first bad key."""
-        p = CONFIG_DEF.parse(props)
-        errors = spark_cross_check(p)
-        if errors:
-            name, message = errors[0]
-            raise ConfigError(message, name=name, value=props.get(name))
+        p = RULES.parse(props)
         lake = p[LAKE_PATH]
         return cls(
             **storage_settings(p),
@@ -192,11 +189,9 @@ def spark_conf(props: Mapping[str, str]) -> dict[str, str]:
     return out
 
 
+RULES = ConfigRules(CONFIG_DEF, lambda parsed, props: spark_cross_check(parsed))
+
+
 def validate_config(props: Mapping[str, str]) -> Config:
     """Per-key validation plus the cross-key rules, each error on the key it concerns."""
-    values = CONFIG_DEF.validate(props)
-    by_name: dict[str, ConfigValue] = {v.name: v for v in values}
-    if all(not v.errors for v in values):
-        for name, message in spark_cross_check({v.name: v.value for v in values}):
-            by_name[name].add_error_message(message)
-    return Config(values)
+    return RULES.validate(props)

@@ -14,12 +14,12 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from seaway.connect.api import Config, ConfigDef, SinkConnector, Task
 from seaway.connectors.lake.config import StorageConfig
+from seaway.connectors.lake.connector import LakeSinkConnector
 from seaway.connectors.lake.partitioner import Partitioner, make_partitioner
 from seaway.connectors.lake.task import LakeSinkTask
 from seaway.connectors.spark_sink._version import VERSION
-from seaway.connectors.spark_sink.config import CONFIG_DEF, SparkSinkConfig, validate_config
+from seaway.connectors.spark_sink.config import RULES, SparkSinkConfig
 from seaway.connectors.spark_sink.lake import TMP_DIR, LakeFileSystem, table_dir
 from seaway.connectors.spark_sink.session import acquire_session_async, release_session
 from seaway.connectors.spark_sink.writer import LakeWriter
@@ -116,30 +116,10 @@ def java_io_failure(error: BaseException) -> str | None:
     return None
 
 
-class SparkParquetSinkConnector(SinkConnector):
+class SparkParquetSinkConnector(LakeSinkConnector):
     """Alias ``SparkParquetSink``: topics into Hive-style Parquet under ``lake.path``."""
 
-    def __init__(self) -> None:
-        self.props: dict[str, str] = {}
-
-    def version(self) -> str:
-        return VERSION
-
-    def start(self, props: Mapping[str, str]) -> None:
-        SparkSinkConfig.from_props(props)
-        self.props = dict(props)
-
-    def task_class(self) -> type[Task]:
-        return SparkParquetSinkTask
-
-    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        return [dict(self.props) for _ in range(max_tasks)]
-
-    def stop(self) -> None:
-        pass
-
-    def config(self) -> ConfigDef:
-        return CONFIG_DEF
-
-    def validate(self, props: Mapping[str, str]) -> Config:
-        return validate_config(props)
+    task = SparkParquetSinkTask
+    config_class = SparkSinkConfig
+    rules = RULES
+    plugin_version = VERSION
