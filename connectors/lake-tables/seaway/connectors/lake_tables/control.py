@@ -44,7 +44,7 @@ from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-def
 from seaway.connect.api import ConnectError
 from seaway.kafka_clients import close_producer
 from seaway.properties import load_properties_file
-from seaway.security.jaas import parse_jaas
+from seaway.security.kafka_client import ClientConfigError, librdkafka_config
 
 __all__ = [
     "COMMIT_COMPLETE",
@@ -82,56 +82,19 @@ def client_settings(kafka_props: Mapping[str, str]) -> dict[str, Any]:
     worker = _worker_file()
     if worker is not None:
         props.update({k: v for k, v in load_properties_file(worker).items() if k.startswith(_CLIENT_PREFIXES)})
+    # iceberg.kafka.* SASL or TLS settings replace the worker's as a group: a username here and the
+    # worker's sasl.jaas.config would otherwise be two credentials for one login (refused)
+    for group in ("sasl.", "ssl."):
+        if any(k.startswith(group) for k in kafka_props):
+            props = {k: v for k, v in props.items() if not k.startswith(group)}
     props.update(kafka_props)
     if not props.get("bootstrap.servers"):
         raise ConnectError("The Iceberg sink's control topic needs Kafka: set iceberg.kafka.bootstrap.servers (the "
                            "worker's own settings are used only when it runs from a properties file)")
-    return _librdkafka(props)
-
-
-_LOGIN_MODULES = ("org.apache.kafka.common.security.plain.PlainLoginModule",
-                  "org.apache.kafka.common.security.scram.ScramLoginModule")
-#: Java-only TLS knobs whose defaults are what librdkafka does anyway (TLS 1.2/1.3, OpenSSL's algorithms)
-_DROPPED = ("ssl.protocol", "ssl.enabled.protocols", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm")
-
-
-def _librdkafka(props: Mapping[str, str]) -> dict[str, Any]:
-    """Java's client names librdkafka lacks, translated (the rest are the same in both or librdkafka's own).
-
-    Seaway's full translation (``seaway.security.kafka_client``) also serves its protocol client, which a
-    connector may not import; this is the librdkafka part the control topic's clients need: SASL PLAIN/SCRAM
-    from ``sasl.jaas.config``, a PEM truststore, the host-name check switch. Keystores and PKCS12 truststores
-    are refused by name (give librdkafka's ``ssl.keystore.location`` / ``ssl.ca.location`` instead).
-    """
-    out: dict[str, Any] = {k: v for k, v in props.items() if k not in _DROPPED and k != "sasl.jaas.config"}
-    jaas = props.get("sasl.jaas.config")
-    if jaas is not None:
-        try:
-            entry = parse_jaas(jaas)
-        except ValueError as e:
-            raise ConnectError(f"iceberg.kafka.sasl.jaas.config: {e}") from None
-        if entry.module not in _LOGIN_MODULES:
-            raise ConnectError(f"iceberg.kafka.sasl.jaas.config: login module {entry.module} is not supported "
-                               "(PlainLoginModule or ScramLoginModule)")
-        out.setdefault("sasl.username", entry.options.get("username", ""))
-        out.setdefault("sasl.password", entry.options.get("password", ""))
-    truststore = out.pop("ssl.truststore.location", None)
-    kind = str(out.pop("ssl.truststore.type", "PEM")).upper()
-    out.pop("ssl.truststore.password", None)
-    if truststore is not None:
-        if kind != "PEM":
-            raise ConnectError(f"iceberg.kafka.ssl.truststore.type={kind} is not supported for the control topic's "
-                               "clients: use a PEM truststore or librdkafka's ssl.ca.location")
-        out["ssl.ca.location"] = truststore
-    if "ssl.endpoint.identification.algorithm" in out:
-        out["ssl.endpoint.identification.algorithm"] = out["ssl.endpoint.identification.algorithm"] or "none"
-    for key in ("ssl.keystore.type", "ssl.keystore.certificate.chain", "ssl.keystore.key",
-                "ssl.truststore.certificates"):
-        if key in out:
-            raise ConnectError(f"iceberg.kafka.{key} is not supported for the control topic's clients: use "
-                               "librdkafka's ssl.keystore.location (PKCS12) or ssl.certificate.location and "
-                               "ssl.key.location (PEM)")
-    return out
+    try:
+        return librdkafka_config(props, "iceberg.kafka.")
+    except ClientConfigError as e:
+        raise ConnectError(str(e)) from None
 
 
 class ControlChannel:

@@ -162,7 +162,8 @@ class IcebergTables:
                                f"({', '.join(data.names)})")
         arrow = creation_schema(data, required | set(ids), self.config.force_optional and not ids)
         arrow = pa.schema([f.with_nullable(False) if f.name in ids else f for f in arrow])
-        fresh = assign_fresh_schema_ids(Catalog._convert_schema_if_needed(arrow))
+        # pyiceberg's own Arrow -> Iceberg schema conversion, the one create_table applies (no public name)
+        fresh = assign_fresh_schema_ids(Catalog._convert_schema_if_needed(arrow))  # noqa: SLF001
         schema = Schema(*fresh.fields, identifier_field_ids=[fresh.find_field(c).field_id for c in ids])
         try:
             spec = partition_spec(schema, table_config.partition_by)
