@@ -108,9 +108,8 @@ def cross_check(parsed: Mapping[str, Any], props: Mapping[str, str]) -> list[tup
         errors.append((PARTITIONER_CLASS, "Delta partitions by column values: use partitioner.class=field with "
                                           "partition.field.name (a day or hour column can come from an SMT)"))
     location = str(parsed.get(LOCATION) or "")
-    if location.startswith(("s3a://", "hdfs://")):
-        errors.append((LOCATION, f"{location}: delta-rs reaches object stores as s3://, not s3a://, and has no "
-                                 "HDFS support here"))
+    if location.startswith("s3a://"):
+        errors.append((LOCATION, f"{location}: delta-rs reaches object stores as s3://, not s3a://"))
     return errors
 
 
