@@ -45,6 +45,9 @@ _RESPONSE_408 = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; cha
 
 Phase = Literal["head", "body"]
 
+LINGER_S = 2.0
+"""How long a timed-out connection's last bytes are read and dropped before it is closed (Apache's 2 s)."""
+
 
 class ReadTimeoutProtocol(HttpToolsProtocol):
     """uvicorn's httptools protocol with a deadline on reading each request's head and body."""
@@ -54,6 +57,8 @@ class ReadTimeoutProtocol(HttpToolsProtocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._read_timer: asyncio.TimerHandle | None = None
+        self._lingering = False
+        self._linger_timer: asyncio.TimerHandle | None = None
 
     # -- the deadline ------------------------------------------------------------------------------
 
@@ -77,7 +82,26 @@ class ReadTimeoutProtocol(HttpToolsProtocol):
         if (phase == "head" and idle) or (phase == "body" and cycle is not None and not cycle.response_started):
             message = f"The request {phase} did not arrive within {self.read_timeout_s * 1000:g} ms".encode()
             self.transport.write(_RESPONSE_408 % (len(message), message))
-        self.transport.close()
+        self._linger()
+
+    def _linger(self) -> None:
+        """Close the way HTTP servers close on a client still sending (Apache's and Jetty's lingering
+        close): half-close (FIN after the 408), then read and drop what still arrives for up to
+        :data:`LINGER_S`, then close. Closing a socket that holds unread bytes makes the kernel send
+        a reset, which can destroy the 408 before the client reads it (CI saw a trickling client get
+        ``ECONNRESET`` and no answer)."""
+        assert self.transport is not None
+        self._lingering = True
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+            self._linger_timer = self.loop.call_later(LINGER_S, self.transport.close)
+        else:
+            self.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        if self._lingering:
+            return  # after a 408: dropped, only read so that the close sends no reset
+        super().data_received(data)
 
     # -- uvicorn's protocol, extended ----------------------------------------------------------------
 
@@ -87,6 +111,8 @@ class ReadTimeoutProtocol(HttpToolsProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if self._linger_timer is not None:
+            self._linger_timer.cancel()
         super().connection_lost(exc)
 
     def on_message_begin(self) -> None:

@@ -9,7 +9,6 @@ workers).
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import uuid
@@ -146,9 +145,26 @@ class IcebergTables:
             return False
         return True
 
+    def _ensure_namespace(self, namespace: str) -> None:
+        """Create ``namespace`` unless it exists, also when another task creates it at the same moment.
+
+        pyiceberg's SQL catalog checks for the namespace, then inserts it: two tasks auto-creating
+        their first tables at once both pass the check, and the second insert's unique-constraint
+        error comes through as the database driver's (CI saw ``sqlite3.IntegrityError`` kill a task).
+        """
+        from pyiceberg.exceptions import NamespaceAlreadyExistsError
+
+        try:
+            self.catalog.create_namespace(namespace)
+        except NamespaceAlreadyExistsError:
+            pass
+        except Exception:
+            if not self.catalog.namespace_exists(namespace):
+                raise
+
     def _create(self, name: str, data: pa.Schema, required: set[str]) -> Table:
         from pyiceberg.catalog import Catalog
-        from pyiceberg.exceptions import NamespaceAlreadyExistsError, TableAlreadyExistsError
+        from pyiceberg.exceptions import TableAlreadyExistsError
         from pyiceberg.schema import Schema, assign_fresh_schema_ids
 
         if not self.config.auto_create:
@@ -170,8 +186,7 @@ class IcebergTables:
         except ValueError as e:
             raise ConnectError(f"Table {name}: {e}") from None
         namespace = name.rsplit(".", 1)[0]
-        with contextlib.suppress(NamespaceAlreadyExistsError):
-            self.catalog.create_namespace(namespace)
+        self._ensure_namespace(namespace)
         properties: dict[str, Any] = dict(self.config.auto_create_props)
         try:
             table = self.catalog.create_table(name, schema=schema, partition_spec=spec, properties=properties)
