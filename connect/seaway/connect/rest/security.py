@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI
 from seaway.connect.api import ConfigError
 from seaway.connect.runtime.config import WorkerConfig
+from seaway.connect.runtime.distributed.config import DistributedConfig
 from seaway.connect.runtime.worker_security import BASIC_AUTH_EXTENSION, rest_tls_settings
 from seaway.security.basic_auth import (
     CONNECT_REALM,
@@ -144,8 +145,10 @@ def _check_signed_internal_requests(config: WorkerConfig) -> None:
     ``eager`` or ``compatible`` anyone reaching the port could write task configs. Kafka starts
     anyway; Seaway refuses, naming the key.
     """
-    protocol = config.originals().get("connect.protocol")
-    if config.STANDALONE or protocol is None or str(protocol).strip().lower() == "sessioned":
+    if not isinstance(config, DistributedConfig):  # standalone: no internal endpoints
+        return
+    protocol = config.group.connect_protocol
+    if protocol.strip().lower() == "sessioned":
         return
     raise ConfigError.invalid("connect.protocol", protocol,
                               f"rest.extension.classes={BASIC_AUTH_EXTENSION} needs connect.protocol=sessioned "
