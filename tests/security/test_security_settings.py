@@ -202,7 +202,7 @@ def test_worker_secrets_come_through_config_providers_and_clients_follow_kafkas_
     admin = config.admin_client_config()  # top-level security, then admin.* (not admin.listeners)
     assert admin["sasl.username"] == "connect" and admin["retries"] == "3" and "listeners" not in admin
     assert config.client_props("producer.", security=False) == {"linger.ms": "7"}
-    assert config.advertised() == ("https", "127.0.0.1", 8443)  # no host: loopback, as it binds
+    assert config.rest.advertised() == ("https", "127.0.0.1", 8443)  # no host: loopback, as it binds
 
 
 def test_rest_tls_settings_are_all_or_nothing(material: Material) -> None:

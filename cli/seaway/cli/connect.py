@@ -205,7 +205,7 @@ def _rest_servers(herder: Any, config: Any, internal: Any = None) -> list[Any]:
         admin_app = app_module.create_admin_app(herder, users=security.users)
         served += [(admin_app, listener, security.admin_ssl) for listener in security.admin_listeners]
     servers = []
-    protocol = read_timeout_protocol(int(config.get("rest.request.read.timeout.ms")))  # slow senders: closed
+    protocol = read_timeout_protocol(config.rest.request_read_timeout_ms)  # slow senders: closed
     for served_app, listener, context in served:
         tls = context if listener.scheme == "https" else None
         servers.append(_Server(uvicorn.Config(

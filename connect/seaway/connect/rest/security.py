@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI
 from seaway.connect.api import ConfigError
 from seaway.connect.runtime.config import WorkerConfig
+from seaway.connect.runtime.distributed.config import DistributedConfig
 from seaway.connect.runtime.worker_security import BASIC_AUTH_EXTENSION, rest_tls_settings
 from seaway.security.basic_auth import (
     CONNECT_REALM,
@@ -144,8 +145,10 @@ def _check_signed_internal_requests(config: WorkerConfig) -> None:
     ``eager`` or ``compatible`` anyone reaching the port could write task configs. Kafka starts
     anyway; Seaway refuses, naming the key.
     """
-    protocol = config.originals().get("connect.protocol")
-    if config.STANDALONE or protocol is None or str(protocol).strip().lower() == "sessioned":
+    if not isinstance(config, DistributedConfig):  # standalone: no internal endpoints
+        return
+    protocol = config.group.connect_protocol
+    if protocol.strip().lower() == "sessioned":
         return
     raise ConfigError.invalid("connect.protocol", protocol,
                               f"rest.extension.classes={BASIC_AUTH_EXTENSION} needs connect.protocol=sessioned "
@@ -155,18 +158,18 @@ def _check_signed_internal_requests(config: WorkerConfig) -> None:
 
 def rest_security(config: WorkerConfig, environ: Mapping[str, str]) -> RestSecurity:
     """Check and load everything the REST server needs; raises ConfigError naming the setting."""
-    listeners = parse_listeners(config.get("listeners"), "listeners")
+    listeners = parse_listeners(list(config.rest.listeners), "listeners")
     if not listeners:
         raise ConfigError.invalid("listeners", "", "at least one http:// or https:// listener is needed")
-    raw_admin = config.get("admin.listeners")
-    admin = None if raw_admin is None else parse_listeners(raw_admin, "admin.listeners")
+    raw_admin = config.rest.admin_listeners
+    admin = None if raw_admin is None else parse_listeners(list(raw_admin), "admin.listeners")
     https = any(listener.scheme == "https" for listener in listeners)
     server_ssl = _server_context(config, admin=False) if https else None
     admin_ssl = (_server_context(config, admin=True)
                  if admin and any(listener.scheme == "https" for listener in admin) else None)
     client_ssl = config.client_security.rest_client_context() if https else None
     users = None
-    if BASIC_AUTH_EXTENSION in [str(c).strip() for c in config.get("rest.extension.classes")]:
+    if BASIC_AUTH_EXTENSION in config.rest.extension_classes:
         _check_signed_internal_requests(config)
         path, source = _jaas_file(config, environ)
         try:

@@ -43,7 +43,6 @@ from seaway.connect.api import (
 from seaway.connect.api.config import convert_to_string
 from seaway.connect.runtime.backing_stores import ClusterConfigState, ConfigBackingStore, StatusBackingStore
 from seaway.connect.runtime.config import (
-    REST_REQUEST_MAX_BYTES,
     WorkerConfig,
     connector_config_def,
     sink_config_def,
@@ -330,9 +329,9 @@ class AbstractHerder(Herder):
 
     # -- topic tracking ---------------------------------------------------------------------------
     def _check_tracking(self, reset: bool = False) -> None:
-        if not self.worker_config.get("topic.tracking.enable"):
+        if not self.worker_config.common.topic_tracking_enable:
             raise HerderError("Topic tracking is disabled.", status=403)
-        if reset and not self.worker_config.get("topic.tracking.allow.reset"):
+        if reset and not self.worker_config.common.topic_tracking_allow_reset:
             raise HerderError("Topic tracking reset is disabled.", status=403)
 
     async def connector_active_topics(self, name: str) -> list[str]:
@@ -353,7 +352,7 @@ class AbstractHerder(Herder):
         return str(admin.list_topics(timeout=30).cluster_id or "")
 
     def rest_request_max_bytes(self) -> int:
-        return int(self.worker_config.get(REST_REQUEST_MAX_BYTES))
+        return self.worker_config.rest.request_max_bytes
 
     # -- status listener (called from worker and task threads) -----------------------------------
     def _trace(self, connector: str, error: BaseException) -> str:
@@ -541,7 +540,7 @@ class AbstractHerder(Herder):
                         target.add_error_message(err)
 
     def _validate_overrides(self, props: Mapping[str, str], values: dict[str, ConfigValue]) -> None:
-        policy = str(self.worker_config.get("connector.client.config.override.policy"))
+        policy = self.worker_config.common.connector_client_config_override_policy
         if policy == "All":
             return
         allowed = {"sasl.jaas.config", "sasl.mechanism", "security.protocol"} if policy == "Principal" else set()

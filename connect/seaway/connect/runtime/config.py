@@ -29,7 +29,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import urlsplit
 
 from seaway.connect.api import (
     NO_DEFAULT,
@@ -55,6 +54,7 @@ from seaway.connect.runtime.worker_security import (
     check_rest_keys,
     resolve_worker_placeholders,
 )
+from seaway.connect.runtime.worker_settings import RestSettings, StandaloneSettings, WorkerSettings
 from seaway.http_timeouts import DEFAULT_READ_TIMEOUT_MS
 from seaway.librdkafka_log import client_logging
 from seaway.security.kafka_client import is_security_key
@@ -165,10 +165,13 @@ def allow_listed(plugins: Plugins, props: Mapping[str, Any]) -> None:
 
 
 class WorkerConfig(AbstractConfig):
-    """A worker's typed configuration."""
+    """A worker's configuration: parsed and checked once, at start, into the frozen values of
+    :mod:`.worker_settings` (``common``, ``rest``, ``client_security``) that the runtime reads."""
 
     STANDALONE = False
     client_security: WorkerClientSecurity
+    common: WorkerSettings
+    rest: RestSettings
 
     def __init__(self, props: Mapping[str, Any], plugins: Plugins | None = None) -> None:
         self.plugins = plugins or Plugins()
@@ -176,11 +179,17 @@ class WorkerConfig(AbstractConfig):
         props = resolve_worker_placeholders(props, self.plugins)  # ${file:...} secrets, as Kafka's worker
         super().__init__(worker_config_def(self.plugins, standalone=self.STANDALONE), props)
         self._check_security()
+        self._settle()
         self._unused_plugin_path()
+
+    def _settle(self) -> None:
+        """The typed values, built from the parsed (and so validated) settings."""
+        self.common = WorkerSettings.of(self)
+        self.rest = RestSettings.of(self)
 
     def _unused_plugin_path(self) -> None:
         """Say that ``plugin.path`` is not used, at start and where a plugin is not found."""
-        paths = [str(p).strip() for p in self.get("plugin.path") or [] if str(p).strip()]
+        paths = self.common.plugin_path
         if paths:
             self.plugins.unused_plugin_path = ",".join(paths)
             log.warning("plugin.path=%s is not used: Seaway does not load Java plugins from directories. Install "
@@ -189,7 +198,7 @@ class WorkerConfig(AbstractConfig):
 
     def _check_security(self) -> None:
         """Refuse to start on security settings Seaway cannot honour (ConfigError naming the key)."""
-        check_rest_keys(self.originals(), list(self.get("rest.extension.classes")))
+        check_rest_keys(self.originals(), [str(c) for c in self.get("rest.extension.classes")])
         self.client_security = WorkerClientSecurity(self.originals())
 
     def security_client_config(self) -> dict[str, Any]:
@@ -205,10 +214,7 @@ class WorkerConfig(AbstractConfig):
 
     @property
     def bootstrap_servers(self) -> str:
-        return ",".join(self.get("bootstrap.servers"))
-
-    def ms(self, key: str) -> int:
-        return int(self.get(key))
+        return self.common.bootstrap
 
     def client_props(self, prefix: str, *, security: bool = True) -> dict[str, str]:
         """Worker-level ``producer.*`` / ``consumer.*`` / ``admin.*`` (prefix stripped).
@@ -228,24 +234,15 @@ class WorkerConfig(AbstractConfig):
     def provider_configs(self) -> dict[str, tuple[str, dict[str, Any]]]:
         """``name -> (class name, params)`` of every configured config provider."""
         out = {}
-        for name in self.get("config.providers"):
+        for name in self.common.config_providers:
             cls = self.originals().get(f"config.providers.{name}.class")
             if not cls:
                 raise ConfigError(f"Missing config.providers.{name}.class", name=f"config.providers.{name}.class")
             out[name] = (str(cls), self.originals_with_prefix(f"config.providers.{name}.param."))
         return out
 
-    def advertised(self) -> tuple[str, str, int]:
-        """(scheme, host, port) other workers and statuses see (Kafka's advertised URL rules)."""
-        listener = urlsplit((self.get("listeners") or ["http://:8083"])[0])
-        scheme = self.get("rest.advertised.listener") or listener.scheme or "http"
-        # a listener without a host binds (and so is reached at) 127.0.0.1: Seaway's loopback default
-        host = self.get("rest.advertised.host.name") or listener.hostname or "127.0.0.1"
-        port = self.get("rest.advertised.port") or listener.port or 8083
-        return str(scheme), str(host), int(port)
-
     def worker_id(self) -> str:
-        _, host, port = self.advertised()
+        _, host, port = self.rest.advertised()
         return f"{host}:{port}"
 
 
@@ -261,6 +258,7 @@ class StandaloneConfig(WorkerConfig):
     """
 
     STANDALONE = True
+    standalone: StandaloneSettings
 
     def __init__(self, props: Mapping[str, Any], plugins: Plugins | None = None) -> None:
         value = props.get(EXACTLY_ONCE_SOURCE_SUPPORT)
@@ -269,6 +267,10 @@ class StandaloneConfig(WorkerConfig):
                                       "exactly-once source support is only available in distributed mode "
                                       "(seaway connect distributed), as in Kafka Connect")
         super().__init__(props, plugins)
+
+    def _settle(self) -> None:
+        super()._settle()
+        self.standalone = StandaloneSettings.of(self)
 
 
 # -- connector configs -----------------------------------------------------------------------

@@ -31,6 +31,7 @@ from prometheus_client.registry import Collector
 if TYPE_CHECKING:
     from seaway.connect.runtime.herder import ConnectorTaskId
     from seaway.connect.runtime.worker import StatusListener
+    from seaway.connect.runtime.worker_settings import WorkerSettings
 
 __all__ = ["RECORDING", "RebalanceMetrics", "SampleConfig", "SampledWindow", "StartupListener", "TaskMetrics",
            "TaskSnapshot", "WorkerCollector", "WorkerMetricsGroup", "WorkerSnapshot", "new_task_metrics"]
@@ -56,12 +57,9 @@ class SampleConfig:
     samples: int = 2
 
     @classmethod
-    def of(cls, config: Any) -> SampleConfig:
-        """From a worker config that defines the two keys (Kafka's defaults otherwise)."""
-        try:
-            return cls(int(config.get("metrics.sample.window.ms")), int(config.get("metrics.num.samples")))
-        except (KeyError, AttributeError, TypeError, ValueError):
-            return cls()
+    def of(cls, settings: WorkerSettings) -> SampleConfig:
+        """From a worker's parsed settings."""
+        return cls(settings.metrics_sample_window_ms, settings.metrics_num_samples)
 
 
 DEFAULT_SAMPLES = SampleConfig()

@@ -52,7 +52,7 @@ class StandaloneHerder(AbstractHerder):
         self.plugins_registry = plugins or config.plugins
         self.config_store = MemoryConfigBackingStore()
         self.status_store = MemoryStatusBackingStore()
-        store = offset_store or FileOffsetBackingStore(str(config.get("offset.storage.file.filename")))
+        store = offset_store or FileOffsetBackingStore(config.standalone.offset_storage_file_filename)
         self.worker = Worker(worker_id or config.worker_id(), config, store, self, plugins=self.plugins_registry)
         self.worker.on_reconfigure = self._request_reconfiguration
         self.offsets_admin = OffsetsAdmin(self)

@@ -100,7 +100,7 @@ class Worker:
         self.plugins = plugins or config.plugins
         self.offset_store = offset_store
         self.listener = listener
-        self.metrics_group = WorkerMetricsGroup(SampleConfig.of(config))  # startup counts, read by /metrics
+        self.metrics_group = WorkerMetricsGroup(SampleConfig.of(config.common))  # startup counts, read by /metrics
         self._lock = threading.RLock()
         self.connectors: dict[str, WorkerConnector] = {}
         self.tasks: dict[ConnectorTaskId, WorkerTask] = {}
@@ -323,8 +323,8 @@ class Worker:
             task_config, cc, self._converter(cc.key_converter, "key.converter", True),
             self._converter(cc.value_converter, "value.converter", False), self._header_converter(cc.header_converter),
             build_chain(cc, self.plugins), operator,
-            self.config.ms("offset.flush.interval.ms"), self.config.ms("offset.flush.timeout.ms"),
-            bool(self.config.get("topic.tracking.enable")))
+            self.config.common.offset_flush_interval_ms, self.config.common.offset_flush_timeout_ms,
+            self.config.common.topic_tracking_enable)
         worker_task: WorkerTask
         if cc.is_sink:
             assert isinstance(task, SinkTask)
@@ -338,13 +338,13 @@ class Worker:
             args = (task_id, task, setup, producer,
                     self._client_config("admin", cc, f"connector-adminclient-{task_id}"),
                     OffsetStorageWriter(store, name), OffsetStorageReaderImpl(store, name), listener, target,
-                    cc.topic_creation if self.config.get("topic.creation.enable") else None)
+                    cc.topic_creation if self.config.common.topic_creation_enable else None)
             commits = None
             if exactly_once is not None:
                 eos = cc.exactly_once
                 interval = eos.transaction_boundary_interval_ms
                 commits = Transactional(exactly_once, eos.transaction_boundary,
-                                        self.config.ms("offset.flush.interval.ms") if interval is None else interval)
+                                        self.config.common.offset_flush_interval_ms if interval is None else interval)
             worker_task = WorkerSourceTask(*args, commits=commits)
         worker_task.stopping = stopping
         worker_task.metrics = new_task_metrics(self.metrics_group.sample_config)  # the worker's sample window
@@ -371,7 +371,7 @@ class Worker:
         if client == "admin":  # Kafka: a connector's admin client starts from the top-level settings
             props.update(self.config.client_security.top_level)
         props.update(self.config.client_props(client + "."))
-        if str(self.config.get("connector.client.config.override.policy")) != "None":
+        if self.config.common.connector_client_config_override_policy != "None":
             props.update(cc.client_overrides[client])
         return self.config.client_security.translate(props)  # Java's security names -> librdkafka's
 
@@ -379,7 +379,7 @@ class Worker:
         """The connector's converter (class, props), else the worker's ``key``."""
         if spec is not None:
             return spec.cls, dict(spec.props)
-        return self.config.get(key), self.config.converter_props(key)
+        return self.config.common.converter(key), self.config.converter_props(key)
 
     def _converter(self, spec: PluginSpec | None, key: str, is_key: bool) -> Converter:
         cls, props = self._converter_class(spec, key)
@@ -401,7 +401,7 @@ class Worker:
         try:
             for _, task in tasks:
                 task.stop()
-            deadline = time.monotonic() + self.config.ms("task.shutdown.graceful.timeout.ms") / 1000
+            deadline = time.monotonic() + self.config.common.task_shutdown_graceful_timeout_ms / 1000
             for task_id, task in tasks:
                 if not task.await_stop(deadline - time.monotonic()):
                     log.error("Graceful stop of task %s failed.", task_id)

@@ -32,6 +32,7 @@ from seaway.connect.api.config.validators import LambdaValidator
 from seaway.connect.runtime.config import WorkerConfig, allow_listed, worker_config_def
 from seaway.connect.runtime.plugins import Plugins
 from seaway.connect.runtime.worker_security import resolve_worker_placeholders
+from seaway.connect.runtime.worker_settings import GroupSettings, InternalTopics
 
 __all__ = ["ENV_PREFIX", "DistributedConfig", "distributed_config_def", "props_from_env"]
 
@@ -136,7 +137,10 @@ def _hmac(name: str, value: Any) -> None:
 
 
 class DistributedConfig(WorkerConfig):
-    """A distributed worker's typed configuration."""
+    """A distributed worker's configuration: the common values plus ``topics`` and ``group``."""
+
+    topics: InternalTopics
+    group: GroupSettings
 
     def __init__(self, props: Mapping[str, Any], plugins: Plugins | None = None) -> None:
         self.plugins = plugins or Plugins()
@@ -144,6 +148,7 @@ class DistributedConfig(WorkerConfig):
         props = resolve_worker_placeholders(props, self.plugins)  # ${file:...} secrets, as Kafka's worker
         AbstractConfig.__init__(self, distributed_config_def(self.plugins), props)
         self._check_security()
+        self._settle()
         signature = str(self.get("inter.worker.signature.algorithm"))
         if signature not in self.get("inter.worker.verification.algorithms"):
             raise ConfigError.invalid("inter.worker.verification.algorithms",
@@ -156,28 +161,30 @@ class DistributedConfig(WorkerConfig):
         """``props`` (a properties file) overridden by ``CONNECT_*`` environment variables."""
         return cls({**props, **props_from_env(environ)}, plugins)
 
+    def _settle(self) -> None:
+        super()._settle()
+        self.topics = InternalTopics.of(self)
+        self.group = GroupSettings.of(self)
+
     def advertised_url(self) -> str:
         """The REST URL other workers forward to (``rest.advertised.*`` over the first listener)."""
-        scheme, host, port = self.advertised()
+        scheme, host, port = self.rest.advertised()
         return f"{scheme}://{host}:{port}"
-
-    def seconds(self, key: str) -> float:
-        return int(self.get(key)) / 1000
 
     @property
     def group_id(self) -> str:
-        return str(self.get("group.id"))
+        return self.group.group_id
 
     @property
     def exactly_once_source_enabled(self) -> bool:
         """``exactly.once.source.support=enabled``: source tasks write records and offsets in transactions."""
-        return str(self.get("exactly.once.source.support")) == "enabled"
+        return self.group.exactly_once_source_support == "enabled"
 
     @property
     def transactional_leader_enabled(self) -> bool:
         """``preparing`` or ``enabled``: the leader writes the config topic with a fenceable transactional
         producer, so a zombie leader cannot write after a new one took over (KIP-618)."""
-        return str(self.get("exactly.once.source.support")) in ("preparing", "enabled")
+        return self.group.exactly_once_source_support in ("preparing", "enabled")
 
     @property
     def transactional_producer_id(self) -> str:
@@ -190,5 +197,5 @@ class DistributedConfig(WorkerConfig):
 
     def client_id(self, suffix: str) -> str:
         """Kafka's internal client ids: ``<group.id>[-<client.id>]-<suffix>``."""
-        base = self.group_id + (f"-{self.get('client.id')}" if self.get("client.id") else "")
+        base = self.group_id + (f"-{self.common.client_id}" if self.common.client_id else "")
         return f"{base}-{suffix}"

@@ -93,14 +93,12 @@ class DistributedHerder(DistributedHerderBase):
         log.info("Distributed herder started (worker %s, group %s)", self.worker_id, self.worker_config.group_id)
 
     def _create_topics(self) -> None:
-        c = self.worker_config
+        topics = self.worker_config.topics
         admin = self.admin_config()
-        ensure_topic(admin, str(c.get("config.storage.topic")), 1, int(c.get("config.storage.replication.factor")),
+        ensure_topic(admin, topics.config.name, topics.config.partitions, topics.config.replication_factor,
                      single_partition=True)
-        ensure_topic(admin, str(c.get("offset.storage.topic")), int(c.get("offset.storage.partitions")),
-                     int(c.get("offset.storage.replication.factor")))
-        ensure_topic(admin, str(c.get("status.storage.topic")), int(c.get("status.storage.partitions")),
-                     int(c.get("status.storage.replication.factor")))
+        for topic in (topics.offset, topics.status):
+            ensure_topic(admin, topic.name, topic.partitions, topic.replication_factor)
 
     async def stop(self) -> None:
         """Stop tasks (they commit offsets) and connectors, then leave the group and close the stores."""
@@ -182,8 +180,8 @@ class DistributedHerder(DistributedHerderBase):
                 return
             if self.config_store.offset < a.config_offset:
                 try:
-                    await asyncio.to_thread(self.config_store.read_to_end, self.worker_config.seconds(
-                        "worker.sync.timeout.ms"))
+                    await asyncio.to_thread(self.config_store.read_to_end,
+                                            self.worker_config.group.worker_sync_timeout_s)
                 except InternalTopicError as e:
                     log.warning("Could not catch up on the config topic (%s); rejoining", e)
                     self.membership.request_rejoin("config topic not read")
@@ -219,10 +217,11 @@ class DistributedHerder(DistributedHerderBase):
         snapshot = self.config_store.snapshot()
         if self.membership.sessioned:
             key = snapshot.session_key
-            ttl = int(self.worker_config.get("inter.worker.key.ttl.ms"))
-            algorithm = str(self.worker_config.get("inter.worker.key.generation.algorithm"))
+            inter_worker = self.worker_config.group.inter_worker
+            ttl = inter_worker.key_ttl_ms
+            algorithm = inter_worker.key_generation_algorithm
             if key is None or key.algorithm != algorithm or key.creation_timestamp + ttl <= time.time() * 1000:
-                size = self.worker_config.get("inter.worker.key.size")
+                size = inter_worker.key_size
                 key = generate_key(algorithm, size)
                 await asyncio.to_thread(self.config_store.put_session_key, key)
             self._schedule_key_rotation((key.creation_timestamp + ttl) / 1000 - time.time())
@@ -327,7 +326,7 @@ class DistributedHerder(DistributedHerderBase):
                 key = self.config_store.snapshot().session_key
                 if self.membership.sessioned and key is not None:
                     headers.update(signature_headers(
-                        key, str(self.worker_config.get("inter.worker.signature.algorithm")), b""))
+                        key, self.worker_config.group.inter_worker.signature_algorithm, b""))
                 try:
                     verify = self.rest_verify(url)
                     async with httpx.AsyncClient(timeout=DEFAULT_FORWARD_TIMEOUT_S, verify=verify) as client:
@@ -348,7 +347,7 @@ class DistributedHerder(DistributedHerderBase):
     async def _verify_task(self, task_id: ConnectorTaskId, generation: int | None) -> None:
         """After ``init_transactions``: the task's configs and assignment must still be current (Kafka's
         ``verifyTaskGenerationAndOwnership``), else this instance could fence the newer one."""
-        await asyncio.to_thread(self.config_store.read_to_end, max(self.worker_config.seconds("worker.sync.timeout.ms"),
+        await asyncio.to_thread(self.config_store.read_to_end, max(self.worker_config.group.worker_sync_timeout_s,
                                                                    30.0))
         if self.config_store.snapshot().task_config_generation(task_id.connector) != generation:
             raise HerderError(f"Cannot start source task {task_id} with exactly-once support as the connector has "
@@ -360,7 +359,7 @@ class DistributedHerder(DistributedHerderBase):
         """``PUT /connectors/{c}/fence`` (internal): the leader fences ``name``'s older task generations."""
         if self.membership.sessioned:
             verify(self.config_store.snapshot().session_key,
-                   [str(a) for a in self.worker_config.get("inter.worker.verification.algorithms")],
+                   list(self.worker_config.group.inter_worker.verification_algorithms),
                    body, signature, algorithm)
         if not self.membership.is_leader:
             raise NotLeaderError("Only the leader may perform zombie fencing.", self.membership.leader_url)
@@ -409,7 +408,7 @@ class DistributedHerder(DistributedHerderBase):
         headers = {"Content-Type": "application/json"}
         key = self.config_store.snapshot().session_key
         if self.membership.sessioned and key is not None:
-            headers.update(signature_headers(key, str(self.worker_config.get("inter.worker.signature.algorithm")),
+            headers.update(signature_headers(key, self.worker_config.group.inter_worker.signature_algorithm,
                                              body))
         url = f"{leader.rstrip('/')}/connectors/{name}/tasks?forward=true"
         try:
@@ -428,7 +427,7 @@ class DistributedHerder(DistributedHerderBase):
         """``POST /connectors/{c}/tasks`` (internal): the leader writes task configs a follower generated."""
         if self.membership.sessioned:
             verify(self.config_store.snapshot().session_key,
-                   [str(a) for a in self.worker_config.get("inter.worker.verification.algorithms")],
+                   list(self.worker_config.group.inter_worker.verification_algorithms),
                    body, signature, algorithm)
         if not self.membership.is_leader:
             raise HerderError("Cannot complete request because of a conflicting operation (e.g. worker rebalance)",

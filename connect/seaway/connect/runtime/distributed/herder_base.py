@@ -60,20 +60,20 @@ class DistributedHerderBase(AbstractHerder):
         producer = {**base, **config.client_props("producer.", security=False)}
         consumer = {**base, **config.client_props("consumer.", security=False)}
         self.config_store = KafkaConfigBackingStore(
-            str(config.get("config.storage.topic")), {**producer, "client.id": config.client_id("configs")},
+            config.topics.config.name, {**producer, "client.id": config.client_id("configs")},
             {**consumer, "client.id": config.client_id("configs")}, listener=self,
             transactional_id=config.transactional_producer_id if config.transactional_leader_enabled else None)
         self.status_store = KafkaStatusBackingStore(
-            str(config.get("status.storage.topic")), {**producer, "client.id": config.client_id("statuses")},
+            config.topics.status.name, {**producer, "client.id": config.client_id("statuses")},
             {**consumer, "client.id": config.client_id("statuses")})
         offset_store = KafkaOffsetBackingStore(
-            str(config.get("offset.storage.topic")), {**producer, "client.id": config.client_id("offsets")},
+            config.topics.offset.name, {**producer, "client.id": config.client_id("offsets")},
             {**consumer, "client.id": config.client_id("offsets")})
         self.worker = Worker(config.worker_id(), config, offset_store, self, plugins=self.plugins_registry)
         self.worker.on_reconfigure = self._request_reconfiguration
-        self.worker.offsets_topic = str(config.get("offset.storage.topic"))
+        self.worker.offsets_topic = config.topics.offset.name
         self.worker.connector_offsets_factory = self._connector_offset_store
-        self.fencing = ZombieFencing(self.config_store, max(config.seconds("worker.sync.timeout.ms"), 30.0),
+        self.fencing = ZombieFencing(self.config_store, max(config.group.worker_sync_timeout_s, 30.0),
                                      self._fencing_producer_config, config.task_transactional_id)
         self.offsets_admin = OffsetsAdmin(self)
         self.membership = WorkerMembership(config, self.url, self.config_store, self)
@@ -86,8 +86,7 @@ class DistributedHerderBase(AbstractHerder):
     def _connector_offset_store(self, topic: str) -> KafkaOffsetBackingStore:
         """A connector's own ``offsets.storage.topic``: created (compacted, like the worker's) if missing, then read."""
         c = self.worker_config
-        ensure_topic(self.admin_config(), topic, int(c.get("offset.storage.partitions")),
-                     int(c.get("offset.storage.replication.factor")))
+        ensure_topic(self.admin_config(), topic, c.topics.offset.partitions, c.topics.offset.replication_factor)
         base: dict[str, Any] = {"bootstrap.servers": c.bootstrap_servers, **c.security_client_config()}
         client_id = c.client_id(f"offsets-{topic}")
         store = KafkaOffsetBackingStore(

@@ -57,14 +57,14 @@ class WorkerMembership(GroupHandler):
         self.url = url
         self.config_store = config_store
         self.listener = listener
-        self.offered = protocols_for(str(config.get("connect.protocol")))
-        self.assignor = IncrementalCooperativeAssignor(int(config.get("scheduled.rebalance.max.delay.ms")))
-        self.sync_timeout = config.seconds("worker.sync.timeout.ms")
+        self.offered = protocols_for(config.group.connect_protocol)
+        self.assignor = IncrementalCooperativeAssignor(config.group.scheduled_rebalance_max_delay_ms)
+        self.sync_timeout = config.group.worker_sync_timeout_s
         self.member = GroupMember(
             bootstrap_servers=config.bootstrap_servers, group_id=config.group_id, protocol_type="connect",
-            handler=self, session_timeout_ms=int(config.get("session.timeout.ms")),
-            rebalance_timeout_ms=int(config.get("rebalance.timeout.ms")),
-            heartbeat_interval_ms=int(config.get("heartbeat.interval.ms")), client_id=config.client_id("coordinator"),
+            handler=self, session_timeout_ms=config.group.session_timeout_ms,
+            rebalance_timeout_ms=config.group.rebalance_timeout_ms,
+            heartbeat_interval_ms=config.group.heartbeat_interval_ms, client_id=config.client_id("coordinator"),
             security=config.client_security.protocol())
         self.protocol: ConnectProtocol | None = None
         self.connectors: set[str] = set()
@@ -74,7 +74,7 @@ class WorkerMembership(GroupHandler):
         self.member_urls: dict[str, str] = {}
         self.owners: dict[str, set[str | ConnectorTaskId]] = {}
         self._rejoin_timer: asyncio.TimerHandle | None = None
-        self.rebalance = RebalanceMetrics(SampleConfig.of(config), leader=lambda: self.leader_url)
+        self.rebalance = RebalanceMetrics(SampleConfig.of(config.common), leader=lambda: self.leader_url)
         """connect-worker-rebalance-metrics: started here on each assignment, succeeded by the herder."""
 
     # -- state for the herder --------------------------------------------------------------------
