@@ -37,7 +37,7 @@ def test_a_namespace_created_meanwhile_by_another_task_is_used(tmp_path: Path) -
             return False
         return SqlCatalog.namespace_exists(mine, namespace)
 
-    mine.namespace_exists = absent_then_created_by_the_other  # type: ignore[method-assign]
+    vars(mine)["namespace_exists"] = absent_then_created_by_the_other  # this instance only
     table = tables.for_write("db.events", pa.table({"id": pa.array([1], pa.int64())}), set(), "records")[0]
     assert checks == [False]  # the race happened
     assert table.name() == ("db", "events")

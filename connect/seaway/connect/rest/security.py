@@ -39,8 +39,8 @@ from urllib.parse import urlsplit
 from fastapi import FastAPI
 from seaway.connect.api import ConfigError
 from seaway.connect.runtime.config import WorkerConfig
-from seaway.connect.runtime.distributed.config import DistributedConfig
 from seaway.connect.runtime.worker_security import BASIC_AUTH_EXTENSION, rest_tls_settings
+from seaway.connect.runtime.worker_settings import GroupSettings
 from seaway.security.basic_auth import (
     CONNECT_REALM,
     AuthConfigError,
@@ -145,9 +145,10 @@ def _check_signed_internal_requests(config: WorkerConfig) -> None:
     ``eager`` or ``compatible`` anyone reaching the port could write task configs. Kafka starts
     anyway; Seaway refuses, naming the key.
     """
-    if not isinstance(config, DistributedConfig):  # standalone: no internal endpoints
+    group = getattr(config, "group", None)  # a distributed worker's group settings (REST sees WorkerConfig)
+    if not isinstance(group, GroupSettings):  # standalone: no internal endpoints
         return
-    protocol = config.group.connect_protocol
+    protocol = group.connect_protocol
     if protocol.strip().lower() == "sessioned":
         return
     raise ConfigError.invalid("connect.protocol", protocol,
