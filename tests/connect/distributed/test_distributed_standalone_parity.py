@@ -127,10 +127,10 @@ def _answer_alike(workers: dict[str, WorkerProcess], tmp_path: Path) -> None:
         out = []
         for method, path, body in calls:
             if method == "WAIT":
-                wait_for(functools.partial(_tasks_running, worker, path), 30, what=f"{mode}: {path} tasks RUNNING")
+                wait_for(functools.partial(_tasks_running, worker, path), 90, what=f"{mode}: {path} tasks RUNNING")
                 continue
             if method == "STOPPED":
-                wait_for(functools.partial(_stopped, worker, path), 30, what=f"{mode}: {path} STOPPED")
+                wait_for(functools.partial(_stopped, worker, path), 90, what=f"{mode}: {path} STOPPED")
                 continue
             response = worker.request(method, path, json=body) if body is not None else worker.request(method, path)
             code, answer = _normalize(response, name)
