@@ -55,6 +55,10 @@ def _produce_librdkafka(bootstrap: str, topic: str, codec: str) -> None:
     # batch (CI saw [1, 4, 4] with 500 ms).
     producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 30000, "batch.num.messages": 1000,
                          "compression.type": codec})
+    # the partition's leader known first: records produced before librdkafka has the topic's metadata
+    # wait in its unassigned queue and move to the partition one by one while flush() is already
+    # sending, so one flush could go out as several batches (CI under load saw [1, 1, 1, 2, 4])
+    producer.list_topics(topic, timeout=20)
     for i, batch in enumerate(BATCHES):
         for delta in batch:
             producer.produce(topic, value=f"b{i}-{delta}".encode(), timestamp=BASE + delta, partition=0)
