@@ -398,7 +398,7 @@ class DistributedHerder(DistributedHerderBase):
 
     async def _publish_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
         if self.membership.is_leader:
-            await asyncio.to_thread(self.config_store.put_task_configs, name, configs)
+            await self.write_generated_task_configs(name, configs)
             return
         leader = self.membership.leader_url
         if leader is None:
@@ -434,7 +434,7 @@ class DistributedHerder(DistributedHerderBase):
                               status=409)
         if not self.config_store.snapshot().contains(name):
             raise NotFoundError(f"Connector {name} not found")
-        await asyncio.to_thread(self.config_store.put_task_configs, name, configs)
+        await self.write_generated_task_configs(name, configs)
 
     # -- ConfigUpdateListener (log thread) --------------------------------------------------------
     def on_connector_config_update(self, connector: str, removed: bool) -> None:

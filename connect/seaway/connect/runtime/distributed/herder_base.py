@@ -14,6 +14,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import contextlib
+import logging
 import ssl
 from typing import Any
 
@@ -41,6 +42,8 @@ from seaway.connect.runtime.offsets_admin import OffsetsAdmin
 from seaway.connect.runtime.plugins import Plugins
 from seaway.connect.runtime.worker import Worker
 
+log = logging.getLogger(__name__)
+
 __all__ = ["DistributedHerderBase"]
 
 
@@ -54,6 +57,9 @@ class DistributedHerderBase(AbstractHerder):
     def __init__(self, config: DistributedConfig, *, plugins: Plugins | None = None) -> None:
         self.worker_config: DistributedConfig = config
         self.plugins_registry = plugins or config.plugins
+        # the leader's writes of a connector's task configs: a stop (empty configs, then STOPPED) and the
+        # configs a running connector generated, one at a time (see write_generated_task_configs)
+        self._task_configs_writes = asyncio.Lock()
         self.url = config.advertised_url()
         # the worker's own clients: top-level security settings (Kafka's rule), then producer./consumer.
         base: dict[str, Any] = {"bootstrap.servers": config.bootstrap_servers, **config.security_client_config()}
@@ -186,8 +192,25 @@ class DistributedHerderBase(AbstractHerder):
         self.require_leader()
         if not self.config_store.snapshot().contains(name):
             raise NotFoundError(f"Unknown connector {name}")
-        await asyncio.to_thread(self.config_store.put_task_configs, name, [])
-        await asyncio.to_thread(self.config_store.put_target_state, name, TargetState.STOPPED)
+        async with self._task_configs_writes:
+            await asyncio.to_thread(self.config_store.put_task_configs, name, [])
+            await asyncio.to_thread(self.config_store.put_target_state, name, TargetState.STOPPED)
+
+    async def write_generated_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        """Leader: write the task configs a running connector generated, unless it was stopped meanwhile.
+
+        A stop writes empty task configs, then the target state STOPPED. The connector, still running
+        between the two, sees its tasks gone and generates them again; written after the stop, they
+        would leave a STOPPED connector with tasks (CI saw one never reach "stopped, no tasks"). The
+        stop's writes and these are serialized, and the store reads its own writes back, so a
+        connector stopped before this write is seen here.
+        """
+        async with self._task_configs_writes:
+            snapshot = self.config_store.snapshot()
+            if snapshot.contains(name) and snapshot.target_state(name) is TargetState.STOPPED:
+                log.info("Not writing task configs of %s: it was stopped", name)
+                return
+            await asyncio.to_thread(self.config_store.put_task_configs, name, configs)
 
     # -- any worker -------------------------------------------------------------------------------
     async def _set_target(self, name: str, target: TargetState) -> None:
