@@ -33,10 +33,9 @@ from seaway.protocol.messages.produce_response import ProduceResponse
 from seaway.protocol.primitives import Reader, Writer
 from seaway.protocol.record_batch import Compression
 
+from tests.broker.limits.wire import recv_exactly
 from tests.broker.log.hostile import raw_batch, record_bytes
 from tests.support.broker import BrokerProcess
-
-pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="reads /proc/<pid>/task (Linux)")
 
 CONNECTIONS = 4
 RECORDS = 800
@@ -70,24 +69,14 @@ def _frame(topic: str, partition: int) -> bytes:
     return _SIZE.pack(len(body)) + body
 
 
-def _recv_exactly(sock: socket.socket, size: int) -> bytes:
-    data = bytearray()
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError("the broker closed the connection")
-        data += chunk
-    return bytes(data)
-
-
 def _send_loop(port: int, frame: bytes, stop: threading.Event, errors: list[str]) -> None:
     """Send the request, read the answer (it must be an ack), again, until told to stop."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
             while not stop.is_set():
                 sock.sendall(frame)
-                (size,) = _SIZE.unpack(_recv_exactly(sock, 4))
-                r = Reader(_recv_exactly(sock, size), 4)
+                (size,) = _SIZE.unpack(recv_exactly(sock, 4))
+                r = Reader(recv_exactly(sock, size), 4)
                 r.skip_tagged_fields()
                 response = ProduceResponse.decode(r, _VERSION)
                 codes = [p.error_code for t in response.responses for p in t.partition_responses]
