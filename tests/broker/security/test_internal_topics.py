@@ -91,6 +91,14 @@ def _watermarks(bootstrap: str, topic: str, partition: int) -> tuple[int, int]:
         consumer.close()
 
 
+def _name_not_on_partition(prefix: str, partition: int) -> str:
+    """A fresh group or transactional id that Kafka's partitionFor maps elsewhere than ``partition``
+    (a random id lands there one time in 50, and the broker then rightly writes that partition)."""
+    while partition_for(name := f"{prefix}-{uuid.uuid4().hex[:8]}", PARTITIONS) == partition:
+        pass
+    return name
+
+
 def _delivery_errors(config: dict[str, Any], topic: str, partition: int, count: int = 1) -> list[KafkaError | None]:
     """What a confluent-kafka producer's delivery reports say for ``count`` records."""
     errors: list[KafkaError | None] = []
@@ -199,7 +207,9 @@ def test_transactional_client_cannot_add_an_internal_partition(ibroker: BrokerPr
     """A real transactional producer: its AddPartitionsToTxn is TOPIC_AUTHORIZATION_FAILED, as on
     Kafka's broker, where librdkafka then fails its abort with a fatal INVALID_TXN_STATE too."""
     before = _watermarks(ibroker.bootstrap, topic, 9)
-    producer = Producer({"bootstrap.servers": ibroker.bootstrap, "transactional.id": f"tx-{uuid.uuid4().hex[:8]}"})
+    # The coordinator writes the id's own state to its partition of __transaction_state: not 9.
+    txn_id = _name_not_on_partition("tx", 9)
+    producer = Producer({"bootstrap.servers": ibroker.bootstrap, "transactional.id": txn_id})
     try:
         producer.init_transactions(30)
         producer.begin_transaction()
