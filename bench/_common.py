@@ -33,13 +33,14 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # for tests.support (run as `python bench/x.py`)
     sys.path.insert(0, str(ROOT))
 
+from seaway.protocol.framing import request_frame  # noqa: E402
 from seaway.protocol.messages.produce_request import (  # noqa: E402
     PartitionProduceData,
     ProduceRequest,
     TopicProduceData,
 )
 from seaway.protocol.messages.produce_response import ProduceResponse  # noqa: E402
-from seaway.protocol.primitives import Reader, Writer  # noqa: E402
+from seaway.protocol.primitives import Reader  # noqa: E402
 from seaway.protocol.records import Record, build_batch  # noqa: E402
 
 from tests.support.broker import BrokerProcess  # noqa: E402
@@ -158,16 +159,7 @@ def build_produce_frames(
                 partition_data=[PartitionProduceData(index=p, records=batches[p]) for p in range(partitions)],
             )],
         )
-        w = Writer()
-        w.int16(ProduceRequest.API_KEY)
-        w.int16(version)
-        w.int32(i)
-        w.nullable_string("seaway-bench", False)
-        if version >= ProduceRequest.FLEXIBLE_FROM:
-            w.empty_tagged_fields()
-        request.encode(w, version)
-        body = w.getvalue()
-        frames.append(_SIZE.pack(len(body)) + body)
+        frames.append(request_frame(request, version, i, "seaway-bench"))
     return frames, per_partition * partitions
 
 

@@ -17,17 +17,16 @@ import hashlib
 import hmac
 import socket
 import ssl
-import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from _common import BrokerProcess, plain_connect
+from seaway.protocol.framing import FRAME_SIZE, request_frame, response_reader
 from seaway.protocol.messages.sasl_authenticate_request import SaslAuthenticateRequest
 from seaway.protocol.messages.sasl_authenticate_response import SaslAuthenticateResponse
 from seaway.protocol.messages.sasl_handshake_request import SaslHandshakeRequest
 from seaway.protocol.messages.sasl_handshake_response import SaslHandshakeResponse
-from seaway.protocol.primitives import Reader, Writer
 
 from tests.support.tls_material import Material, make_material
 
@@ -35,7 +34,6 @@ __all__ = ["LISTENERS", "SecureBench", "start_secure_broker"]
 
 LISTENERS = ("PLAINTEXT", "SSL", "SASL_SSL")
 USER, PASSWORD = "bench", "bench-secret"
-_SIZE = struct.Struct(">i")
 
 
 class SecureBench:
@@ -73,21 +71,9 @@ class SecureBench:
 
 
 def _call(sock: socket.socket, request: Any, response_cls: Any, version: int) -> Any:
-    w = Writer()
-    w.int16(request.API_KEY)
-    w.int16(version)
-    w.int32(1)
-    w.nullable_string("seaway-bench", False)
-    if version >= request.FLEXIBLE_FROM:
-        w.empty_tagged_fields()
-    request.encode(w, version)
-    body = bytes(w.buf)
-    sock.sendall(_SIZE.pack(len(body)) + body)
-    (size,) = _SIZE.unpack(_recv(sock, 4))
-    r = Reader(_recv(sock, size), 4)
-    if version >= response_cls.FLEXIBLE_FROM:
-        r.skip_tagged_fields()
-    return response_cls.decode(r, version)
+    sock.sendall(request_frame(request, version, 1, "seaway-bench"))
+    (size,) = FRAME_SIZE.unpack(_recv(sock, 4))
+    return response_cls.decode(response_reader(_recv(sock, size), request, version, 1), version)
 
 
 def _recv(sock: socket.socket, n: int) -> bytes:

@@ -57,9 +57,10 @@ from _common import (
     replay,
     start_broker,
 )
+from seaway.protocol.framing import request_frame
 from seaway.protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
 from seaway.protocol.messages.fetch_response import FetchResponse
-from seaway.protocol.primitives import Reader, Writer
+from seaway.protocol.primitives import Reader
 
 CASES = [(100, 1), (100, 6), (1024, 1), (1024, 6)]
 FETCH_VERSION = 11
@@ -88,14 +89,7 @@ def _fetch_frame(topic: str, offsets: list[int], correlation_id: int) -> bytes:
             for p, o in enumerate(offsets)
         ])],
     )
-    w = Writer()
-    w.int16(FetchRequest.API_KEY)
-    w.int16(FETCH_VERSION)
-    w.int32(correlation_id)
-    w.nullable_string("seaway-bench", False)
-    request.encode(w, FETCH_VERSION)
-    body = w.getvalue()
-    return _SIZE.pack(len(body)) + body
+    return request_frame(request, FETCH_VERSION, correlation_id, "seaway-bench")
 
 
 def raw_fetch(port: int, topic: str, partitions: int, end_offsets: list[int], passes: int = 1,

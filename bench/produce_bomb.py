@@ -39,13 +39,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import MIB, cpu_seconds, create_topic, start_broker
+from seaway.protocol.framing import request_frame
 from seaway.protocol.messages.produce_request import (
     PartitionProduceData,
     ProduceRequest,
     TopicProduceData,
 )
 from seaway.protocol.messages.produce_response import ProduceResponse
-from seaway.protocol.primitives import Reader, Writer
+from seaway.protocol.primitives import Reader
 from seaway.protocol.record_batch import Compression
 
 from tests.broker.log.hostile import raw_batch, record_bytes
@@ -66,15 +67,7 @@ def bomb_batch() -> tuple[bytes, int]:
 def _frame(topic: str, batch: bytes) -> bytes:
     request = ProduceRequest(acks=1, timeout_ms=30000, topic_data=[
         TopicProduceData(name=topic, partition_data=[PartitionProduceData(index=0, records=batch)])])
-    w = Writer()
-    w.int16(ProduceRequest.API_KEY)
-    w.int16(_VERSION)
-    w.int32(0)
-    w.nullable_string("bomb", False)
-    w.empty_tagged_fields()
-    request.encode(w, _VERSION)
-    body = w.getvalue()
-    return _SIZE.pack(len(body)) + body
+    return request_frame(request, _VERSION, 0, "bomb")
 
 
 def _recv_frame(sock: socket.socket) -> bytes:

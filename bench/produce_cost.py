@@ -45,8 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import cpu_seconds, create_topic
 from crc32c import crc32c
+from seaway.protocol.framing import request_frame
 from seaway.protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
-from seaway.protocol.primitives import Writer
 from seaway.protocol.records import Record, build_batch
 
 from tests.support.broker import BrokerProcess
@@ -69,15 +69,7 @@ class Frames:
                                if idempotent else {}))
         request = ProduceRequest(transactional_id=None, acks=-1, timeout_ms=30000, topic_data=[TopicProduceData(
             name=TOPIC, partition_data=[PartitionProduceData(index=p, records=batch) for p in range(partitions)])])
-        w = Writer()
-        w.int16(ProduceRequest.API_KEY)
-        w.int16(VERSION)
-        w.int32(0)
-        w.nullable_string("producer-1", False)
-        w.empty_tagged_fields()
-        request.encode(w, VERSION)
-        body = w.getvalue()
-        self.frame = bytearray(_SIZE.pack(len(body)) + body)
+        self.frame = bytearray(request_frame(request, VERSION, 0, "producer-1"))
         self.positions = _find_all(self.frame, batch)
         self.batch_size = len(batch)
         self.records = records * partitions

@@ -41,9 +41,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import MIB, create_topic, plain_connect, start_broker
+from seaway.protocol.framing import request_frame
 from seaway.protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
 from seaway.protocol.messages.fetch_response import FetchResponse
-from seaway.protocol.primitives import Reader, Writer
+from seaway.protocol.primitives import Reader
 
 PARTITIONS = 3
 RECORD = b"r" * 100
@@ -117,14 +118,7 @@ def _fetch_frame(topic: str, offsets: list[int], correlation_id: int, isolation:
             for p, o in enumerate(offsets)
         ])],
     )
-    w = Writer()
-    w.int16(FetchRequest.API_KEY)
-    w.int16(FETCH_VERSION)
-    w.int32(correlation_id)
-    w.nullable_string("seaway-bench", False)
-    request.encode(w, FETCH_VERSION)
-    body = w.getvalue()
-    return _SIZE.pack(len(body)) + body
+    return request_frame(request, FETCH_VERSION, correlation_id, "seaway-bench")
 
 
 def _recv_exact(sock: socket.socket, view: memoryview) -> None:

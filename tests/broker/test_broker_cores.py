@@ -5,11 +5,17 @@ work that grows with the data is not all on it: a compressed batch is decompress
 records walked on the ``num.io.threads`` validation threads, without the GIL
 (``seaway.broker.decompression``), while the loop goes on reading, checking CRCs and appending
 other connections' requests. This test loads a real broker process over loopback with zstd
-Produce requests on four connections and reads each of the broker's threads' CPU time from
-``/proc/<pid>/task/*/stat``: some half-second must hold more CPU time of the broker than the
-half-second itself (two cores busy at once), with both the event loop thread and the validation
-threads doing part of it. It says nothing about uncompressed requests: those are checked on the
-event loop only (docs/broker.md says why and what that costs).
+Produce requests on four connections and samples the state of each broker thread every 2 ms
+(``/proc/<pid>/task/*/stat``): in some half-second, at least 10% of the samples must find the event
+loop thread and another broker thread both in state R, and both must spend CPU time (their
+scheduler counts, ``schedstat``). State R is on a CPU or ready for one; a thread waiting for the
+GIL sleeps, so two threads in R at once are work that runs in parallel. Ready-but-waiting counts
+on purpose: on a machine whose other work (the suite's other processes) holds the second core
+the broker still has two threads' work at once, and which of them runs is the OS's choice, not a
+lock's (a share of CPU time above one core, the first form of this test, failed there). Seen: 67%
+of samples under this load, 0% for the same load uncompressed, where the loop does everything at
+0.9 CPU and the validation threads none: small uncompressed requests are checked on the event
+loop only (docs/broker.md says why and what that costs).
 
 The client sends the same pre-built request again and again over raw sockets (no client
 library, no compression in the test), so the test's own CPU stays small beside the broker's.
@@ -20,7 +26,6 @@ from __future__ import annotations
 import os
 import random
 import socket
-import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -28,9 +33,9 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]  # re-exported without __all__
+from seaway.protocol.framing import FRAME_SIZE, request_frame, response_reader
 from seaway.protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
 from seaway.protocol.messages.produce_response import ProduceResponse
-from seaway.protocol.primitives import Reader, Writer
 from seaway.protocol.record_batch import Compression
 
 from tests.broker.limits.wire import recv_exactly
@@ -40,10 +45,10 @@ from tests.support.broker import BrokerProcess
 CONNECTIONS = 4
 RECORDS = 800
 WINDOW_S = 0.5
+SAMPLE_S = 0.002
+MIN_TOGETHER = 0.1  # seen: 67% for this load, 0% for the same load uncompressed
 DEADLINE_S = 60.0
-_SIZE = struct.Struct(">i")
 _VERSION = 9
-_TICK_S = 1.0 / os.sysconf("SC_CLK_TCK")
 
 
 def _batch(seed: int) -> bytes:
@@ -58,15 +63,7 @@ def _batch(seed: int) -> bytes:
 def _frame(topic: str, partition: int) -> bytes:
     request = ProduceRequest(acks=1, timeout_ms=30000, topic_data=[TopicProduceData(
         name=topic, partition_data=[PartitionProduceData(index=partition, records=_batch(partition))])])
-    w = Writer()
-    w.int16(ProduceRequest.API_KEY)
-    w.int16(_VERSION)
-    w.int32(0)
-    w.nullable_string("cores-test", False)
-    w.empty_tagged_fields()
-    request.encode(w, _VERSION)
-    body = w.getvalue()
-    return _SIZE.pack(len(body)) + body
+    return request_frame(request, _VERSION, 0, "cores-test")
 
 
 def _send_loop(port: int, frame: bytes, stop: threading.Event, errors: list[str]) -> None:
@@ -75,10 +72,9 @@ def _send_loop(port: int, frame: bytes, stop: threading.Event, errors: list[str]
         with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
             while not stop.is_set():
                 sock.sendall(frame)
-                (size,) = _SIZE.unpack(recv_exactly(sock, 4))
-                r = Reader(recv_exactly(sock, size), 4)
-                r.skip_tagged_fields()
-                response = ProduceResponse.decode(r, _VERSION)
+                (size,) = FRAME_SIZE.unpack(recv_exactly(sock, 4))
+                response = ProduceResponse.decode(response_reader(recv_exactly(sock, size), ProduceRequest,
+                                                                  _VERSION, 0), _VERSION)
                 codes = [p.error_code for t in response.responses for p in t.partition_responses]
                 if any(codes):
                     errors.append(f"produce answered error codes {codes}")
@@ -89,16 +85,44 @@ def _send_loop(port: int, frame: bytes, stop: threading.Event, errors: list[str]
 
 
 def _thread_cpu(pid: int) -> dict[int, float]:
-    """CPU seconds (user + system) of each live thread of process ``pid``, by thread id."""
+    """Seconds on a CPU of each live thread of ``pid``, by thread id (the scheduler's count, in ns)."""
     out: dict[int, float] = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
-            with open(f"/proc/{pid}/task/{tid}/stat", encoding="ascii") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/task/{tid}/schedstat", encoding="ascii") as f:
+                out[int(tid)] = int(f.read().split()[0]) / 1e9
         except OSError:
             continue  # the thread ended meanwhile
-        out[int(tid)] = (int(fields[11]) + int(fields[12])) * _TICK_S  # utime, stime (fields 14, 15)
     return out
+
+
+def _running(pid: int) -> set[int]:
+    """The threads of ``pid`` in state R now: on a CPU or ready for one (a thread waiting for the GIL sleeps)."""
+    out: set[int] = set()
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat", encoding="ascii") as f:
+                if f.read().rsplit(")", 1)[1].split(None, 1)[0] == "R":
+                    out.add(int(tid))
+        except OSError:
+            continue
+    return out
+
+
+def _window(pid: int, seconds: float) -> tuple[float, float, float]:
+    """Watch ``pid`` for ``seconds``: (share of samples with the event loop and another thread both
+    in state R, the event loop's CPU per second, the other threads' CPU per second)."""
+    before, t0 = _thread_cpu(pid), time.monotonic()
+    samples = together = 0
+    while time.monotonic() - t0 < seconds:
+        running = _running(pid)
+        samples += 1
+        together += pid in running and len(running) > 1
+        time.sleep(SAMPLE_S)
+    after, t1 = _thread_cpu(pid), time.monotonic()
+    cpu = {tid: spent - before.get(tid, 0.0) for tid, spent in after.items()}
+    loop = cpu.get(pid, 0.0)
+    return together / max(samples, 1), loop / (t1 - t0), (sum(cpu.values()) - loop) / (t1 - t0)
 
 
 @pytest.fixture
@@ -125,24 +149,19 @@ def test_two_cores_do_broker_work_at_once_under_compressed_produce(loaded_broker
     best: tuple[float, float, float] = (0.0, 0.0, 0.0)
     try:
         deadline = time.monotonic() + DEADLINE_S
-        before, t0 = _thread_cpu(pid), time.monotonic()
         while time.monotonic() < deadline and not errors:
-            time.sleep(WINDOW_S)
-            after, t1 = _thread_cpu(pid), time.monotonic()
-            spent = {tid: cpu - before.get(tid, 0.0) for tid, cpu in after.items()}
-            loop, others, window = spent.get(pid, 0.0), sum(v for t, v in spent.items() if t != pid), t1 - t0
-            share = (loop + others) / window
-            if share > best[0]:
-                best = (share, loop / window, others / window)
-            if share > 1.05 and loop / window >= 0.1 and others / window >= 0.1:
+            together, loop_share, others_share = measured = _window(pid, WINDOW_S)
+            if measured > best:  # the most overlap, then the busiest loop
+                best = measured
+            if together >= MIN_TOGETHER and loop_share >= 0.1 and others_share >= 0.1:
                 break
-            before, t0 = after, t1
     finally:
         stop.set()
         for s in senders:
             s.join(30)
     assert not errors, errors
-    share, loop_share, others_share = best
-    assert share > 1.05 and loop_share >= 0.1 and others_share >= 0.1, (
-        f"no half-second of {DEADLINE_S:.0f} s had the broker on more than one core: best {share:.2f} cores "
-        f"(event loop {loop_share:.2f}, other threads {others_share:.2f})")
+    together, loop_share, others_share = best
+    assert together >= MIN_TOGETHER and loop_share >= 0.1 and others_share >= 0.1, (
+        f"no half-second of {DEADLINE_S:.0f} s had the event loop and another broker thread running at once "
+        f"in {MIN_TOGETHER:.0%} of its samples: best {together:.0%} (CPU per second: event loop "
+        f"{loop_share:.2f}, other threads {others_share:.2f})")

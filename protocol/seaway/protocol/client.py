@@ -31,14 +31,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-import struct
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol, TypeVar
 
 from seaway.errors import SeawayError
+from seaway.protocol.framing import FRAME_SIZE, FramingError, request_frame, response_reader
 from seaway.protocol.messages.api_versions_request import ApiVersionsRequest
 from seaway.protocol.messages.api_versions_response import ApiVersionsResponse
-from seaway.protocol.messages.request_header import RequestHeader
 from seaway.protocol.messages.sasl_authenticate_request import SaslAuthenticateRequest
 from seaway.protocol.messages.sasl_authenticate_response import SaslAuthenticateResponse
 from seaway.protocol.messages.sasl_handshake_request import SaslHandshakeRequest
@@ -50,7 +49,6 @@ from seaway.security.kafka_client import PROTOCOLS
 __all__ = ["ClientSecurity", "KafkaAuthenticationError", "KafkaConnection", "KafkaWireError",
            "split_bootstrap"]
 
-_SIZE = struct.Struct(">i")
 _MAX_FRAME = 64 * 1024 * 1024
 
 
@@ -221,37 +219,25 @@ class KafkaConnection:
         return await self._send(request, response_cls, version, timeout), version
 
     async def _send(self, request: _Message, response_cls: _Decodable[R], version: int, timeout: float) -> R:
-        flexible = version >= request.FLEXIBLE_FROM
         async with self._lock:
             self._correlation += 1
             correlation = self._correlation
-            w = Writer()
-            RequestHeader(
-                request_api_key=request.API_KEY,
-                request_api_version=version,
-                correlation_id=correlation,
-                client_id=self._client_id,
-            ).encode(w, 2 if flexible else 1)
-            request.encode(w, version)
-            body = w.getvalue()
             try:
-                self._writer.write(_SIZE.pack(len(body)) + body)
+                self._writer.write(request_frame(request, version, correlation, self._client_id))
                 await asyncio.wait_for(self._writer.drain(), timeout)
                 frame = await asyncio.wait_for(self._read_frame(), timeout)
             except (TimeoutError, OSError, asyncio.IncompleteReadError) as exc:
                 self._writer.close()
                 raise KafkaWireError(f"{type(request).__name__} failed: {exc!r}") from exc
-        r = Reader(frame)
-        if r.int32() != correlation:
+        try:
+            r = response_reader(frame, request, version, correlation)
+        except FramingError as exc:
             self._writer.close()
-            raise KafkaWireError("response correlation id does not match the request")
-        # ApiVersions answers with header v0 even when flexible (KIP-511); we only send it as v0.
-        if flexible:
-            r.skip_tagged_fields()
+            raise KafkaWireError(str(exc)) from None
         return response_cls.decode(r, version)
 
     async def _read_frame(self) -> bytes:
-        (size,) = _SIZE.unpack(await self._reader.readexactly(4))
+        (size,) = FRAME_SIZE.unpack(await self._reader.readexactly(4))
         if not 0 <= size <= _MAX_FRAME:
             raise OSError(f"bad response frame size {size}")
         return await self._reader.readexactly(size)

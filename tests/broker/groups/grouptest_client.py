@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import struct
 from typing import Any
 
+from seaway.protocol.framing import FRAME_SIZE, request_frame, response_reader
 from seaway.protocol.messages.heartbeat_request import HeartbeatRequest
 from seaway.protocol.messages.heartbeat_response import HeartbeatResponse
 from seaway.protocol.messages.join_group_request import JoinGroupRequest, JoinGroupRequestProtocol
 from seaway.protocol.messages.join_group_response import JoinGroupResponse
-from seaway.protocol.messages.request_header import RequestHeader
 from seaway.protocol.messages.sync_group_request import SyncGroupRequest, SyncGroupRequestAssignment
 from seaway.protocol.messages.sync_group_response import SyncGroupResponse
-from seaway.protocol.primitives import Reader, Writer
 
 # Fast groups for tests: no initial delay, short sessions allowed, few offsets partitions.
 FAST_GROUPS = {
@@ -48,20 +46,11 @@ class RawClient:
 
     async def call(self, request: Any, response_cls: Any, version: int) -> Any:
         self._correlation += 1
-        flexible = version >= request.FLEXIBLE_FROM
-        w = Writer()
-        RequestHeader(request_api_key=request.API_KEY, request_api_version=version,
-                      correlation_id=self._correlation, client_id=self._client_id).encode(w, 2 if flexible else 1)
-        request.encode(w, version)
-        body = w.getvalue()
-        self._writer.write(struct.pack(">i", len(body)) + body)
+        self._writer.write(request_frame(request, version, self._correlation, self._client_id))
         await self._writer.drain()
-        (size,) = struct.unpack(">i", await self._reader.readexactly(4))
-        r = Reader(await self._reader.readexactly(size))
-        assert r.int32() == self._correlation
-        if flexible:
-            r.skip_tagged_fields()
-        return response_cls.decode(r, version)
+        (size,) = FRAME_SIZE.unpack(await self._reader.readexactly(4))
+        frame = await self._reader.readexactly(size)
+        return response_cls.decode(response_reader(frame, request, version, self._correlation), version)
 
     async def close(self) -> None:
         self._writer.close()

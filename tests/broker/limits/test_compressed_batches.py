@@ -40,9 +40,9 @@ from seaway.broker.log.partition_log import PartitionLog
 from seaway.broker.log.record_check import RecordSummary
 from seaway.broker.log.validation import validate_batches
 from seaway.protocol.errors import KafkaProtocolError
+from seaway.protocol.framing import request_frame, response_reader
 from seaway.protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
 from seaway.protocol.messages.produce_response import ProduceResponse
-from seaway.protocol.primitives import Reader, Writer
 from seaway.protocol.record_batch import Compression
 
 from tests.broker.clients.test_confluent_clients import create_topic
@@ -68,23 +68,13 @@ def send_produce(sock: socket.socket, topic: str, records: bytes, correlation_id
     """One Produce v9 (acks=1) request with ``records`` for partition 0, not waiting for it."""
     request = ProduceRequest(acks=1, timeout_ms=30000, topic_data=[
         TopicProduceData(name=topic, partition_data=[PartitionProduceData(index=0, records=records)])])
-    w = Writer()
-    w.int16(ProduceRequest.API_KEY)
-    w.int16(_PRODUCE_VERSION)
-    w.int32(correlation_id)
-    w.nullable_string("bomb-test", False)
-    w.empty_tagged_fields()
-    request.encode(w, _PRODUCE_VERSION)
-    body = bytes(w.buf)
-    sock.sendall(struct.pack(">i", len(body)) + body)
+    sock.sendall(request_frame(request, _PRODUCE_VERSION, correlation_id, "bomb-test"))
 
 
 def read_produce(sock: socket.socket, correlation_id: int) -> tuple[int, int, int]:
     """(error code, base offset, throttle_time_ms) of the next Produce answer on ``sock``."""
     (size,) = struct.unpack(">i", recv_exactly(sock, 4))
-    r = Reader(recv_exactly(sock, size))
-    assert r.int32() == correlation_id
-    r.skip_tagged_fields()
+    r = response_reader(recv_exactly(sock, size), ProduceRequest, _PRODUCE_VERSION, correlation_id)
     response = ProduceResponse.decode(r, _PRODUCE_VERSION)
     part = response.responses[0].partition_responses[0]
     return part.error_code, part.base_offset, response.throttle_time_ms

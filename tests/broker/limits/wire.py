@@ -13,9 +13,9 @@ import struct
 import warnings
 from typing import Any
 
+from seaway.protocol.framing import FRAME_SIZE, request_frame, response_reader
 from seaway.protocol.messages.produce_request import PartitionProduceData, ProduceRequest, TopicProduceData
 from seaway.protocol.messages.produce_response import ProduceResponse
-from seaway.protocol.primitives import Reader, Writer
 
 with warnings.catch_warnings():  # kafka-python imports importlib.resources.read_text (deprecated)
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -80,23 +80,10 @@ class Wire:
 
     def call(self, request: Any, response_cls: Any, version: int) -> Any:
         self._correlation += 1
-        flexible = version >= request.FLEXIBLE_FROM
-        w = Writer()
-        w.int16(request.API_KEY)
-        w.int16(version)
-        w.int32(self._correlation)
-        w.nullable_string("limits-test", False)
-        if flexible:
-            w.empty_tagged_fields()
-        request.encode(w, version)
-        body = bytes(w.buf)
-        self.sock.sendall(struct.pack(">i", len(body)) + body)
-        (size,) = struct.unpack(">i", recv_exactly(self.sock, 4))
-        r = Reader(recv_exactly(self.sock, size))
-        assert r.int32() == self._correlation
-        if flexible:
-            r.skip_tagged_fields()
-        return response_cls.decode(r, version)
+        self.sock.sendall(request_frame(request, version, self._correlation, "limits-test"))
+        (size,) = FRAME_SIZE.unpack(recv_exactly(self.sock, 4))
+        return response_cls.decode(response_reader(recv_exactly(self.sock, size), request, version,
+                                                   self._correlation), version)
 
     def produce(self, topic: str, values: list[bytes], partition: int = 0) -> tuple[int, int]:
         """(error code, base offset) of producing ``values`` as one batch with acks=-1."""

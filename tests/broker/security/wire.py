@@ -10,11 +10,11 @@ import ssl
 import struct
 from typing import Any
 
+from seaway.protocol.framing import request_frame, response_reader
 from seaway.protocol.messages.sasl_authenticate_request import SaslAuthenticateRequest
 from seaway.protocol.messages.sasl_authenticate_response import SaslAuthenticateResponse
 from seaway.protocol.messages.sasl_handshake_request import SaslHandshakeRequest
 from seaway.protocol.messages.sasl_handshake_response import SaslHandshakeResponse
-from seaway.protocol.primitives import Reader, Writer
 
 _SIZE = struct.Struct(">i")
 
@@ -32,26 +32,11 @@ class Wire:
         if correlation_id is None:
             self._correlation += 1
             correlation_id = self._correlation
-        w = Writer()
-        w.int16(request.API_KEY)
-        w.int16(version)
-        w.int32(correlation_id)
-        w.nullable_string("security-test", False)
-        if version >= request.FLEXIBLE_FROM:
-            w.empty_tagged_fields()
-        request.encode(w, version)
-        body = bytes(w.buf)
-        return _SIZE.pack(len(body)) + body
+        return request_frame(request, version, correlation_id, "security-test")
 
     def call(self, request: Any, response_cls: Any, version: int) -> Any:
         self.sock.sendall(self.frame(request, version))
-        frame = self.read_frame()
-        r = Reader(frame)
-        assert r.int32() == self._correlation
-        # ApiVersions answers with a v0 header even in flexible versions
-        if version >= response_cls.FLEXIBLE_FROM and request.API_KEY != 18:
-            r.skip_tagged_fields()
-        return response_cls.decode(r, version)
+        return response_cls.decode(response_reader(self.read_frame(), request, version, self._correlation), version)
 
     def scram_login(self, user: str, password: str) -> None:
         """SCRAM-SHA-512 written out (RFC 5802), checking the server's signature too."""
