@@ -5,9 +5,8 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from pydantic import ValidationError
 from seaway.schema_registry.compatibility import CompatibilityLevel
-from seaway.schema_registry.settings import RegistrySettings
+from seaway.schema_registry.settings import RegistrySettings, SettingsError
 
 
 def test_defaults_are_confluents() -> None:
@@ -50,7 +49,7 @@ def test_environment_uses_the_container_image_convention(monkeypatch: pytest.Mon
 
 
 def test_invalid_level_is_rejected() -> None:
-    with pytest.raises(ValidationError):
+    with pytest.raises(SettingsError, match=r"^Invalid value sideways for configuration schema\.compatibility\.level"):
         RegistrySettings(schema_compatibility_level="sideways")
 
 
