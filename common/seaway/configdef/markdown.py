@@ -10,8 +10,6 @@ from seaway.configdef.definition import ConfigDef, ConfigKey
 
 __all__ = ["render_markdown"]
 
-_HEADER = ("| Name | Type | Default | Valid values | Importance | Description |\n"
-           "|------|------|---------|--------------|------------|-------------|\n")
 
 
 def _cell(text: str) -> str:
@@ -28,18 +26,29 @@ def _default(key: ConfigKey) -> str:
     return f"`{text}`" if text else '`""`'
 
 
-def _row(key: ConfigKey) -> str:
-    valid = str(key.validator) if key.validator is not None else ""
-    cells = (f"`{key.name}`", key.type.value, _default(key), _cell(valid), key.importance.value.lower(),
-             _cell(key.documentation))
+def _line(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |\n"
 
 
-def render_markdown(definition: ConfigDef, heading: str | None = None, intro: str = "") -> str:
-    """The keys of ``definition`` (internal ones left out) in definition order as one Markdown table."""
+def _row(key: ConfigKey, importance: bool) -> str:
+    valid = str(key.validator) if key.validator is not None else ""
+    cells = [f"`{key.name}`", key.type.value, _default(key), _cell(valid)]
+    if importance:
+        cells.append(key.importance.value.lower())
+    return _line([*cells, _cell(key.documentation)])
+
+
+def render_markdown(definition: ConfigDef, heading: str | None = None, intro: str = "",
+                    *, importance: bool = True) -> str:
+    """The keys of ``definition`` (internal ones left out) in definition order as one Markdown table.
+
+    ``importance=False`` leaves out the Importance column, for a table whose keys were not ranked
+    (every key would read "medium", which says nothing).
+    """
     out = f"## {heading}\n\n" if heading else ""
     if intro:
         out += intro.strip() + "\n\n"
-    out += _HEADER
-    out += "".join(_row(key) for key in definition.config_keys().values() if not key.internal)
+    columns = ["Name", "Type", "Default", "Valid values", *(["Importance"] if importance else []), "Description"]
+    out += _line(columns) + _line(["-" * len(c) for c in columns])
+    out += "".join(_row(key, importance) for key in definition.config_keys().values() if not key.internal)
     return out
