@@ -19,8 +19,8 @@ import sys
 from pathlib import Path
 
 from seaway.broker.config import BROKER_CONFIG_DEF
-from seaway.broker.log.config import TOPIC_CONFIG_DEF
-from seaway.configdef import render_markdown
+from seaway.broker.log.config import TOPIC_CONFIG_DEF, TOPIC_CONFIG_DEFS
+from seaway.configdef import ConfigKey, render_markdown
 from seaway.connect.runtime.distributed.config import distributed_config_def
 from seaway.connect.runtime.plugins import Plugins
 from seaway.schema_registry.settings import REGISTRY_CONFIG_DEF
@@ -39,12 +39,18 @@ Not a number of type LONG`.
 """
 
 
+def _synonyms(key: ConfigKey) -> str:
+    return ", ".join(f"`{name}`" for name in TOPIC_CONFIG_DEFS[key.name].synonyms)
+
+
 def render() -> str:
     """The whole page."""
     sections = [
         render_markdown(TOPIC_CONFIG_DEF, "Topic configs (broker)", """
 Set per topic (CreateTopics, AlterConfigs, `seaway topics`); a topic without its own value takes
-the broker's default, from the broker config named in docs/broker.md.""", importance=False),
+the broker's default from the first broker config set of those in "Broker default from", in that
+order (Kafka's synonyms: `log.retention.ms` before `.minutes` before `.hours`).""", importance=False,
+                        extra=("Broker default from", _synonyms)),
         render_markdown(BROKER_CONFIG_DEF, "Broker configs (server.properties)", """
 Read at start from server.properties and `--override`; static on this single node. Keys Kafka knows
 that only matter to a cluster are accepted and ignored (not listed).""", importance=False),

@@ -96,7 +96,7 @@ def test_class_values_go_through_the_callers_loader_only() -> None:
         raise ImportError(f"Class {name} cannot be found")
 
     assert parse_value("k", " dict ", ConfigType.CLASS, loader) is dict
-    with pytest.raises(ConfigException, match="^Invalid value x for configuration k: Class x cannot be found$"):
+    with pytest.raises(ConfigException, match=r"^Invalid value x for configuration k: Class x cannot be found$"):
         parse_value("k", "x", ConfigType.CLASS, loader)
     table = ConfigDef(class_loader=loader).define("k", ConfigType.CLASS, "dict")
     assert table.parse({})["k"] is dict and table.parse({"k": "dict"})["k"] is dict
@@ -104,9 +104,9 @@ def test_class_values_go_through_the_callers_loader_only() -> None:
 
 def test_ranges_and_their_descriptions() -> None:
     Range.between(1, 10).ensure_valid("k", 10)
-    with pytest.raises(ConfigException, match="^Invalid value 0 for configuration k: Value must be at least 1$"):
+    with pytest.raises(ConfigException, match=r"^Invalid value 0 for configuration k: Value must be at least 1$"):
         Range.at_least(1).ensure_valid("k", 0)
-    with pytest.raises(ConfigException, match="^Invalid value 11 for configuration k: Value must be no more than 10$"):
+    with pytest.raises(ConfigException, match=r"^Invalid value 11 for configuration k: Value must be no more than 10$"):
         Range.between(1, 10).ensure_valid("k", 11)
     with pytest.raises(ConfigException, match="Value must be non-null"):
         Range.at_least(1).ensure_valid("k", None)
@@ -130,7 +130,7 @@ def test_string_and_list_validators() -> None:
         with pytest.raises(ConfigException) as info:
             validator.ensure_valid("k", bad)
         assert reason in str(info.value)
-    with pytest.raises(ConfigException, match="^Invalid value forever for configuration k: "):
+    with pytest.raises(ConfigException, match=r"^Invalid value forever for configuration k: "):
         ValidList.in_("compact", "delete").ensure_valid("k", ["compact", "forever"])  # the bad item is named
     assert str(ValidString.in_("a", "b")) == "[a, b]"
 
@@ -178,12 +178,13 @@ def test_parse_key_and_validate_collect_every_error() -> None:
              .define("on", ConfigType.BOOLEAN, True)
              .define("mode", ConfigType.STRING, None, recommender=Modes()))
     assert table.parse_key("batch", " 7 ") == 7
-    with pytest.raises(ConfigException, match="^Invalid value 0 for configuration batch"):
+    with pytest.raises(ConfigException, match=r"^Invalid value 0 for configuration batch"):
         table.parse_key("batch", "0")
     values = {v.name: v for v in table.validate({"batch": "0", "on": "maybe"})}
     assert values["url"].errors == ['Missing required configuration "url" which has no default value.']
     assert values["batch"].errors == ["Invalid value 0 for configuration batch: Value must be at least 1"]
-    assert values["on"].errors == ["Invalid value maybe for configuration on: Expected value to be either true or false"]
+    assert values["on"].errors == [
+        "Invalid value maybe for configuration on: Expected value to be either true or false"]
     assert values["mode"].recommended_values == [] and not values["mode"].errors
     assert {v.name: v.recommended_values for v in table.validate({"url": "u"})}["mode"] == ["a", "b"]
 
@@ -193,7 +194,7 @@ def test_lambda_validators_and_strings_as_properties_hold_them() -> None:
         if value % 2:
             raise ConfigException.invalid(name, value, "must be even")
 
-    with pytest.raises(ConfigException, match="^Invalid value 3 for configuration k: must be even$"):
+    with pytest.raises(ConfigException, match=r"^Invalid value 3 for configuration k: must be even$"):
         LambdaValidator.with_(even, "even numbers").ensure_valid("k", 3)
     assert [convert_to_string(v) for v in (True, ["a", "b"], ("x",), 1.5, None, dict)] == [
         "true", "a,b", "x", "1.5", None, "builtins.dict"]
@@ -215,6 +216,9 @@ def test_the_markdown_renderer() -> None:
         "| `null` | LIST | null |  | medium |  |\n"
         '| `empty` | STRING | `""` |  | medium |  |\n')
     assert "Importance" not in render_markdown(table, importance=False)
+    extra = render_markdown(ConfigDef().define("x", ConfigType.INT, 1), extra=("Also", lambda key: key.name.upper()))
+    assert extra.splitlines()[0] == "| Name | Type | Default | Valid values | Importance | Also | Description |"
+    assert extra.splitlines()[2] == "| `x` | INT | `1` |  | medium | X |  |"
 
 
 def test_the_engine_imports_only_the_standard_library_and_the_error_root() -> None:

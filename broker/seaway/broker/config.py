@@ -3,7 +3,8 @@
 ``BrokerConfig.load(path, overrides)`` reads a properties file (read exactly as Java's
 ``Properties.load`` reads it, by :mod:`seaway.properties`) and lays ``--override key=value``
 pairs over it. Every key Kafka's broker knows that matters to a single node is typed and
-validated here (a bad value raises :class:`ConfigError` naming key and value); keys that
+validated here, in the config engine's table :data:`BROKER_CONFIG_DEF` (a bad value raises
+:class:`ConfigError` naming key and value in Kafka's words); keys that
 only matter to a cluster (threads, replication, controller quorum) are accepted and ignored
 with an info line; unknown keys get a warning naming them. Security keys are resolved by
 :mod:`seaway.broker.security.settings`; one the broker does not implement stops it, naming the key.

@@ -4,7 +4,11 @@ A topic's effective :class:`LogConfig` is the broker's default (built from ``log
 broker properties, see :mod:`seaway.broker.config`) with the topic's overrides laid
 over it, exactly as Kafka's ``LogConfig.fromProps(defaults, overrides)``. The table
 :data:`TOPIC_CONFIG_DEFS` is the single source for parsing, validation, the broker
-synonym each config inherits its default from, and DescribeConfigs output.
+synonym each config inherits its default from, and DescribeConfigs output; its keys are
+the config engine's (:data:`TOPIC_CONFIG_DEF`, :mod:`seaway.configdef`), so a value parses
+as Kafka parses it and a bad one is refused in Kafka's words (``Invalid value abc for
+configuration retention.ms: Not a number of type LONG``), and docs/config-reference.md is
+rendered from the same table.
 
 Deliberate deviations from Kafka 4.x (documented in log/README.md):
 ``segment.bytes`` accepts values down to 14 bytes (Kafka 4 requires 1 MiB, keeping a
