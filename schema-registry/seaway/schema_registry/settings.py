@@ -104,9 +104,10 @@ def refusal(key: str, value: Any) -> str | None:
 
 
 def _env_properties(environ: Mapping[str, str]) -> dict[str, str]:
-    """``SCHEMA_REGISTRY_*`` variables as dotted property names (the container image convention)."""
+    """``SCHEMA_REGISTRY_*`` variables as dotted property names (the container image convention; the
+    name's case does not matter, as with the pydantic-settings this replaced)."""
     return {name[len(_ENV_PREFIX):].lower().replace("_", "."): value for name, value in environ.items()
-            if name.startswith(_ENV_PREFIX) and name != "SCHEMA_REGISTRY_OPTS"}
+            if name.upper().startswith(_ENV_PREFIX) and name.upper() != "SCHEMA_REGISTRY_OPTS"}
 
 
 def _compatibility_level(name: str, value: Any) -> None:
