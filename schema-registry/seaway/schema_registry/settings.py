@@ -9,6 +9,12 @@ Each field is a Confluent property with dots turned into underscores
   (``SCHEMA_REGISTRY_KAFKASTORE_BOOTSTRAP_SERVERS``);
 * a ``.properties``-style mapping with the dotted names: :meth:`RegistrySettings.from_properties`.
 
+Every key is defined once, in :data:`REGISTRY_CONFIG_DEF` (the config engine,
+:mod:`seaway.configdef`): type, default, check and doc, parsed as Confluent's own ConfigDef
+parses it (strings trimmed, booleans ``true``/``false``); a value it refuses is a
+:class:`SettingsError` in Kafka's words (``Invalid value abc for configuration
+http.request.max.size: Not a number of type INT``). docs/config-reference.md is rendered from it.
+
 ``avro.compatibility.level`` is Confluent's deprecated spelling of
 ``schema.compatibility.level``; it applies when the new name is not set.
 
