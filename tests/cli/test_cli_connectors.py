@@ -253,8 +253,8 @@ def test_error_messages_are_json_not_python_reprs(tmp_path: Path, capsys: pytest
     assert topics.stderr == b'Error: expected key=value, got "b"\n'
     registry = seaway("registry", "--memory", "--override", "http.request.max.size=abc")
     assert registry.returncode == 2
-    assert registry.stderr.decode() == ("seaway registry: invalid settings: http.request.max.size: Input should be "
-                                        'a valid integer, unable to parse string as an integer (got "abc")\n')
+    assert registry.stderr.decode() == ("seaway registry: Invalid value abc for configuration http.request.max.size: "
+                                        "Not a number of type INT\n")
 
 
 def test_version_and_a_bad_worker_config_without_traceback(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from seaway.schema_registry.app import create_app
 from seaway.schema_registry.log import MemorySchemaLog
-from seaway.schema_registry.settings import RegistrySettings
+from seaway.schema_registry.settings import RegistrySettings, SettingsError
 
 from tests.schema_registry.registry_support import ServedApp
 
@@ -114,7 +114,8 @@ def test_bodies_up_to_the_limit_are_served(registry: str) -> None:
 def test_the_limit_is_a_registry_setting_with_karapaces_name() -> None:
     assert RegistrySettings().http_request_max_size == 2 * 1024 * 1024
     assert RegistrySettings.from_properties({"http.request.max.size": "1000"}).http_request_max_size == 1000
-    with pytest.raises(ValueError, match=r"http\.request\.max\.size"):
+    with pytest.raises(SettingsError, match=r"^Invalid value 0 for configuration http\.request\.max\.size: "
+                                            r"Value must be at least 1$"):
         RegistrySettings(http_request_max_size=0)
 
 

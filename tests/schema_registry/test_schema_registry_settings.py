@@ -5,9 +5,8 @@ from __future__ import annotations
 import importlib
 
 import pytest
-from pydantic import ValidationError
 from seaway.schema_registry.compatibility import CompatibilityLevel
-from seaway.schema_registry.settings import RegistrySettings
+from seaway.schema_registry.settings import RegistrySettings, SettingsError
 
 
 def test_defaults_are_confluents() -> None:
@@ -50,7 +49,7 @@ def test_environment_uses_the_container_image_convention(monkeypatch: pytest.Mon
 
 
 def test_invalid_level_is_rejected() -> None:
-    with pytest.raises(ValidationError):
+    with pytest.raises(SettingsError, match=r"^Invalid value sideways for configuration schema\.compatibility\.level"):
         RegistrySettings(schema_compatibility_level="sideways")
 
 
@@ -64,3 +63,20 @@ def test_all_names_exist(module: str) -> None:
     assert len(set(exported)) == len(exported)
     for name in exported:
         assert hasattr(mod, name), f"{module}.__all__ names missing {name}"
+
+
+def test_keyword_arguments_win_over_the_environment_and_settings_are_immutable(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SCHEMA_REGISTRY_KAFKASTORE_TOPIC", "_from_env")
+    monkeypatch.setenv("SCHEMA_REGISTRY_HTTP_REQUEST_MAX_SIZE", "1000")
+    s = RegistrySettings(kafkastore_topic="_from_kwargs", ssl_keystore_password=" pw ")
+    assert (s.kafkastore_topic, s.http_request_max_size) == ("_from_kwargs", 1000)
+    assert s.ssl_keystore_password == "pw" and "pw" not in repr(s)  # trimmed as Kafka trims; never shown
+    with pytest.raises(AttributeError):
+        s.listeners = "http://x:1"
+    moved = s.replace(listeners="http://127.0.0.1:1")
+    assert (moved.listeners, moved.kafkastore_topic, s.listeners) == ("http://127.0.0.1:1", "_from_kwargs",
+                                                                      "http://127.0.0.1:8081")
+    monkeypatch.setenv("SCHEMA_REGISTRY_LEADER_ELIGIBILITY", "maybe")
+    with pytest.raises(SettingsError, match=r"^Invalid value maybe for configuration leader\.eligibility: Expected "):
+        RegistrySettings()

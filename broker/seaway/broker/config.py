@@ -3,7 +3,8 @@
 ``BrokerConfig.load(path, overrides)`` reads a properties file (read exactly as Java's
 ``Properties.load`` reads it, by :mod:`seaway.properties`) and lays ``--override key=value``
 pairs over it. Every key Kafka's broker knows that matters to a single node is typed and
-validated here (a bad value raises :class:`ConfigError` naming key and value); keys that
+validated here, in the config engine's table :data:`BROKER_CONFIG_DEF` (a bad value raises
+:class:`ConfigError` naming key and value in Kafka's words); keys that
 only matter to a cluster (threads, replication, controller quorum) are accepted and ignored
 with an info line; unknown keys get a warning naming them. Security keys are resolved by
 :mod:`seaway.broker.security.settings`; one the broker does not implement stops it, naming the key.
@@ -46,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from seaway.broker.log.config import TOPIC_CONFIG_DEFS, ConfigType, LogConfig, parse_config_value
+from seaway.broker.log.config import TOPIC_CONFIG_DEFS, LogConfig, broker_value, parse_broker_value
 from seaway.broker.security.settings import (
     PROTOCOLS,
     SECURITY_CONFIGS,
@@ -57,11 +58,24 @@ from seaway.broker.security.settings import (
     refusal,
     resolve_security,
 )
+from seaway.configdef import (
+    CompositeValidator,
+    ConfigDef,
+    ConfigException,
+    ConfigKey,
+    ConfigType,
+    Range,
+    Validator,
+    ValidList,
+    ValidString,
+    convert_to_string,
+)
 from seaway.errors import SeawayError
 from seaway.properties import PropertiesError, load_properties_file
 from seaway.protocol.errors import InvalidConfigError
 
 __all__ = [
+    "BROKER_CONFIG_DEF",
     "BROKER_CONFIG_DEFS",
     "BrokerConfig",
     "BrokerConfigDef",
@@ -82,54 +96,75 @@ CONSUMER_GROUP_ASSIGNORS = ("org.apache.kafka.coordinator.group.assignor.Uniform
                             "org.apache.kafka.coordinator.group.assignor.RangeAssignor")
 
 
+BROKER_CONFIG_DEF = ConfigDef()
+"""Every broker config this broker types and validates, as the config engine's table (parsing,
+validation, docs); :data:`BROKER_CONFIG_DEFS` adds whether DescribeConfigs hides the value."""
+
+
 @dataclass(frozen=True)
 class BrokerConfigDef:
-    """One broker config: Kafka's name, type (a ConfigType member name), default and doc."""
+    """One broker config: its key in :data:`BROKER_CONFIG_DEF` and whether its value is secret."""
 
-    name: str
-    type_name: str
-    default: Any
-    doc: str
-    minimum: float | None = None
-    choices: tuple[str, ...] = ()
+    key: ConfigKey
     is_sensitive: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.key.name
+
+    @property
+    def type(self) -> ConfigType:
+        return self.key.type
+
+    @property
+    def default(self) -> Any:
+        return broker_value(self.key.default)
+
+    @property
+    def doc(self) -> str:
+        return self.key.documentation
 
     @property
     def attr(self) -> str:
         return self.name.replace(".", "_")
 
     def default_string(self) -> str | None:
-        return None if self.default is None else _format(self.default)
+        return self.key.default_string()
 
-    def check(self, value: Any) -> str | None:
-        """Why ``value`` is not acceptable, or None."""
-        if self.minimum is not None and isinstance(value, int | float) and value < self.minimum:
-            return f"value must be at least {self.minimum:g}"
-        items = value if isinstance(value, tuple) else (value,)
-        if self.choices and any(item not in self.choices for item in items):
-            return f"value must be one of {', '.join(self.choices)}"
-        return None
+
+def _validator(type: ConfigType, minimum: float | None, choices: tuple[str, ...]) -> Validator | None:
+    """Range.at_least(minimum) and/or the choices (each item of a LIST, or the STRING itself)."""
+    checks: list[Validator] = []
+    if minimum is not None:
+        checks.append(Range.at_least(minimum))
+    if choices:
+        checks.append(ValidList.in_(*choices) if type is ConfigType.LIST else ValidString.in_(*choices))
+    if len(checks) > 1:
+        return CompositeValidator.of(*checks)
+    return checks[0] if checks else None
 
 
 def _d(
     name: str,
-    type_name: str,
+    type: ConfigType,
     default: Any,
     doc: str,
     minimum: float | None = None,
     choices: tuple[str, ...] = (),
+    sensitive: bool = False,
 ) -> BrokerConfigDef:
-    return BrokerConfigDef(name, type_name, default, doc, minimum, choices)
+    BROKER_CONFIG_DEF.define(name, type, default, _validator(type, minimum, choices), documentation=doc)
+    return BrokerConfigDef(BROKER_CONFIG_DEF.key(name), sensitive)
 
 
 _INT, _LONG, _BOOL, _STR, _LIST, _DOUBLE, _SHORT = (
-    "INT",
-    "LONG",
-    "BOOLEAN",
-    "STRING",
-    "LIST",
-    "DOUBLE",
-    "SHORT",
+    ConfigType.INT,
+    ConfigType.LONG,
+    ConfigType.BOOLEAN,
+    ConfigType.STRING,
+    ConfigType.LIST,
+    ConfigType.DOUBLE,
+    ConfigType.SHORT,
 )
 BROKER_CONFIG_DEFS: Mapping[str, BrokerConfigDef] = {
     d.name: d
@@ -407,8 +442,8 @@ BROKER_CONFIG_DEFS: Mapping[str, BrokerConfigDef] = {
         ),
     ]
     + [
-        BrokerConfigDef(name, type_name, default, doc, None, choices, sensitive)
-        for name, type_name, default, doc, sensitive, choices in SECURITY_CONFIGS
+        _d(name, config_type, default, doc, None, choices, sensitive)
+        for name, config_type, default, doc, sensitive, choices in SECURITY_CONFIGS
     ]
 }
 """Every broker config this broker types and validates, by Kafka name."""
@@ -615,13 +650,7 @@ class BrokerConfig:
 
     def parse_value(self, key: str, raw: str, shown_as: str | None = None) -> Any:
         """``raw`` typed as ``key``'s value; a ConfigError names ``shown_as`` (a listener override)."""
-        definition = BROKER_CONFIG_DEFS[key]
-        try:
-            return _parse(definition, raw)
-        except ConfigError as exc:
-            if shown_as is None:
-                raise
-            raise ConfigError(str(exc).replace(f"broker config {key}", f"broker config {shown_as}")) from None
+        return _parse(BROKER_CONFIG_DEFS[key], raw, shown_as)
 
     @classmethod
     def load(cls, path: str | Path | None = None, overrides: Mapping[str, str] | None = None) -> BrokerConfig:
@@ -752,7 +781,7 @@ class BrokerConfig:
                         value = value * _UNITS[key] if value >= 0 else -1
                     if name == "retention.ms" and isinstance(value, int) and value < 0:
                         value = -1
-                    props[name] = value if isinstance(value, str) else _format(value)
+                    props[name] = value if isinstance(value, str) else convert_to_string(value) or ""
                     origin[name] = key
                     break
         try:
@@ -766,23 +795,15 @@ class BrokerConfig:
         return f"BrokerConfig(node_id={self.node_id}, listeners={self.listeners}, log_dirs={self.log_dirs})"
 
 
-def _format(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, tuple):
-        return ",".join(value)
-    return str(value)
-
-
-def _parse(definition: BrokerConfigDef, raw: str) -> Any:
+def _parse(definition: BrokerConfigDef, raw: str, shown_as: str | None = None) -> Any:
+    """``raw`` typed and validated as ``definition``'s value; a ConfigError in Kafka's words naming
+    the key, or ``shown_as`` (the listener override that set it)."""
     try:
-        value = parse_config_value(ConfigType[definition.type_name], raw)
-    except ValueError as exc:
-        raise ConfigError(f"Invalid value {raw!r} for broker config {definition.name}: {exc}") from None
-    problem = definition.check(value)
-    if problem:
-        raise ConfigError(f"Invalid value {raw!r} for broker config {definition.name}: {problem}")
-    return value
+        return parse_broker_value(definition.key, raw)
+    except ConfigException as exc:
+        if shown_as is not None:
+            exc = ConfigException.invalid(shown_as, exc.value, exc.reason)
+        raise ConfigError(str(exc)) from None
 
 
 def _parse_listeners(key: str, items: tuple[str, ...], protocol_map: Mapping[str, str]) -> list[Listener]:

@@ -25,7 +25,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
 from seaway.cli.topics import CliError, parse_properties, shown
 from seaway.errors import SeawayError
 from seaway.log_setup import add_log_format_argument, configure_logging
@@ -63,16 +62,6 @@ def load_settings(config: Path | None, overrides: list[str]) -> Any:
     return RegistrySettings.from_properties(props)
 
 
-def _settings_error(exc: ValidationError) -> str:
-    """pydantic's report as one line in the properties' own names: ``http.request.max.size: ... (got "abc")``."""
-    problems = []
-    for error in exc.errors():
-        name = ".".join(str(part) for part in error["loc"]).replace("_", ".") or "settings"
-        got = f" (got {shown(error['input'])})" if "input" in error and not isinstance(error["input"], dict) else ""
-        problems.append(f"{name}: {error['msg']}{got}")
-    return "invalid settings: " + "; ".join(problems)
-
-
 def _bind(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -96,9 +85,6 @@ def main(argv: list[str] | None = None) -> int:
         if scheme not in ("http", "https"):
             raise CliError(f"listeners must be http:// or https:// URLs, got {shown(settings.listeners)}")
         security = registry_security(settings, os.environ)
-    except ValidationError as exc:
-        print(f"seaway registry: {_settings_error(exc)}", file=sys.stderr)
-        return 2
     except (CliError, OSError, SettingsError) as exc:
         print(f"seaway registry: {exc}", file=sys.stderr)
         return 2
@@ -112,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     bound_port = sock.getsockname()[1]
     url_host = "[" + host + "]" if ":" in host else host
     url = f"{scheme}://{url_host}:{bound_port}"
-    settings = settings.model_copy(update={"listeners": url})
+    settings = settings.replace(listeners=url)
     try:
         return _serve(settings, sock, url, memory=args.memory, security=security)
     except SeawayError as exc:

@@ -9,6 +9,12 @@ Each field is a Confluent property with dots turned into underscores
   (``SCHEMA_REGISTRY_KAFKASTORE_BOOTSTRAP_SERVERS``);
 * a ``.properties``-style mapping with the dotted names: :meth:`RegistrySettings.from_properties`.
 
+Every key is defined once, in :data:`REGISTRY_CONFIG_DEF` (the config engine,
+:mod:`seaway.configdef`): type, default, check and doc, parsed as Confluent's own ConfigDef
+parses it (strings trimmed, booleans ``true``/``false``); a value it refuses is a
+:class:`SettingsError` in Kafka's words (``Invalid value abc for configuration
+http.request.max.size: Not a number of type INT``). docs/config-reference.md is rendered from it.
+
 ``avro.compatibility.level`` is Confluent's deprecated spelling of
 ``schema.compatibility.level``; it applies when the new name is not set.
 
@@ -31,16 +37,24 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
-from pydantic import Field, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from seaway.configdef import (
+    CaseInsensitiveValidString,
+    ConfigDef,
+    ConfigException,
+    ConfigType,
+    Importance,
+    LambdaValidator,
+    Password,
+    Range,
+)
 from seaway.errors import SeawayError
 from seaway.schema_registry.compatibility import CompatibilityLevel
 from seaway.security.kafka_client import is_security_key
 
-__all__ = ["KAFKASTORE_PREFIX", "RegistrySettings", "SettingsError", "refusal"]
+__all__ = ["KAFKASTORE_PREFIX", "REGISTRY_CONFIG_DEF", "RegistrySettings", "SettingsError", "refusal"]
 
 KAFKASTORE_PREFIX = "kafkastore."
 _ENV_PREFIX = "SCHEMA_REGISTRY_"
@@ -72,8 +86,8 @@ _SSL_KEYS = frozenset({
 
 
 class SettingsError(SeawayError):
-    """A setting the registry cannot honour; the message names it. (Not a ValueError: pydantic
-    would fold it into a ValidationError and lose the message's own wording.)"""
+    """A setting the registry cannot honour; the message names it (Kafka's ``Invalid value <v> for
+    configuration <key>: <reason>`` for a value the definitions refuse)."""
 
 
 def refusal(key: str, value: Any) -> str | None:
@@ -96,103 +110,177 @@ def refusal(key: str, value: Any) -> str | None:
 
 
 def _env_properties(environ: Mapping[str, str]) -> dict[str, str]:
-    """``SCHEMA_REGISTRY_*`` variables as dotted property names (the container image convention)."""
+    """``SCHEMA_REGISTRY_*`` variables as dotted property names (the container image convention; the
+    name's case does not matter, as with the pydantic-settings this replaced)."""
     return {name[len(_ENV_PREFIX):].lower().replace("_", "."): value for name, value in environ.items()
-            if name.startswith(_ENV_PREFIX) and name != "SCHEMA_REGISTRY_OPTS"}
+            if name.upper().startswith(_ENV_PREFIX) and name.upper() != "SCHEMA_REGISTRY_OPTS"}
 
 
-class RegistrySettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="SCHEMA_REGISTRY_", extra="ignore", frozen=True)
+def _compatibility_level(name: str, value: Any) -> None:
+    if value is not None and CompatibilityLevel.parse(value) is None:
+        raise ConfigException.invalid(name, value, "not a compatibility level")
 
-    kafkastore_bootstrap_servers: str = "localhost:9092"
-    kafkastore_topic: str = "_schemas"
-    kafkastore_topic_replication_factor: int = 3
-    kafkastore_timeout_ms: int = 500
-    kafkastore_init_timeout_ms: int = 60_000
-    listeners: str = "http://127.0.0.1:8081"
-    host_name: str = ""
-    schema_compatibility_level: str | None = None
-    avro_compatibility_level: str | None = None
-    leader_eligibility: bool = True
-    mode_mutability: bool = True
-    schema_registry_group_id: str = "schema-registry"
-    # Leader-election group timing (Kafka's group-member names; ours, Confluent keeps them internal).
-    session_timeout_ms: int = 10_000
-    heartbeat_interval_ms: int = 3_000
-    rebalance_timeout_ms: int = 30_000
-    inter_instance_protocol: str = "http"
-    # The largest request body accepted (413 beyond; Karapace's name). 2 MiB: twice Kafka's
-    # default record size limit, which a schema must fit in the _schemas topic anyway.
-    http_request_max_size: int = 2 * 1024 * 1024
-    # How long a client may take to send a request's head, and then its body (rest-utils' name and
-    # default; a deadline here, so a client trickling bytes is closed too: seaway.http_timeouts).
-    idle_timeout_ms: int = 30_000
-    # HTTPS listeners (Confluent's rest-utils names; PEM and PKCS12 as the broker reads them).
-    ssl_keystore_type: str = "JKS"
-    ssl_keystore_location: str = ""
-    ssl_keystore_password: str = Field(default="", repr=False)
-    ssl_key_password: str = Field(default="", repr=False)
-    ssl_truststore_type: str = "JKS"
-    ssl_truststore_location: str = ""
-    ssl_truststore_password: str = Field(default="", repr=False)
-    ssl_client_authentication: str = "NONE"
-    ssl_client_auth: bool = False
-    ssl_enabled_protocols: str = ""
-    ssl_cipher_suites: str = ""
-    ssl_protocol: str = "TLS"
-    ssl_endpoint_identification_algorithm: str = "https"
-    # HTTP Basic authentication.
-    authentication_method: str = "NONE"
-    authentication_realm: str = ""
-    authentication_roles: str = "*"
-    authentication_skip_paths: str = ""
-    java_security_auth_login_config: str = ""
-    # The _schemas clients' security settings, kafkastore. prefix removed (kafkastore.sasl.* ...).
-    kafkastore_client: dict[str, str] = Field(default_factory=dict, repr=False)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _refuse_and_collect(cls, data: Any) -> Any:
-        """Refuse unsupported security settings of the environment; collect its kafkastore ones."""
-        if not isinstance(data, dict):
-            return data
+_H, _M, _L = Importance.HIGH, Importance.MEDIUM, Importance.LOW
+_S, _I, _B, _P = ConfigType.STRING, ConfigType.INT, ConfigType.BOOLEAN, ConfigType.PASSWORD
+_LEVELS = LambdaValidator.with_(_compatibility_level, "a compatibility level (any case): " + ", ".join(
+    level.value for level in CompatibilityLevel))
+
+REGISTRY_CONFIG_DEF = (
+    ConfigDef()
+    .define("kafkastore.bootstrap.servers", _S, "localhost:9092", None, _H,
+            "Kafka brokers of the _schemas topic.")
+    .define("kafkastore.topic", _S, "_schemas", None, _H, "The topic that stores schemas, configs and modes.")
+    .define("kafkastore.topic.replication.factor", _I, 3, None, _H,
+            "Replication factor of the _schemas topic when the registry creates it.")
+    .define("kafkastore.timeout.ms", _I, 500, None, _M, "Timeout of a _schemas write.")
+    .define("kafkastore.init.timeout.ms", _I, 60_000, None, _M, "How long the start may wait for the _schemas topic.")
+    .define("listeners", _S, "http://127.0.0.1:8081", None, _H,
+            "http:// or https:// URLs to listen on; no host or 127.0.0.1 binds loopback (Confluent: every "
+            "interface).")
+    .define("host.name", _S, "", None, _H, "The host name other instances reach this one by (default: the "
+                                            "listener's host, or the machine's name for 0.0.0.0).")
+    .define("schema.compatibility.level", _S, None, _LEVELS, _H,
+            "Global compatibility level (default BACKWARD).")
+    .define("avro.compatibility.level", _S, None, _LEVELS, _L,
+            "Deprecated name of schema.compatibility.level; used when that is not set.")
+    .define("leader.eligibility", _B, True, None, _M, "Whether this instance may become the leader.")
+    .define("mode.mutability", _B, True, None, _L, "Whether PUT /mode may change modes.")
+    .define("schema.registry.group.id", _S, "schema-registry", None, _M, "Leader-election group of the instances.")
+    .define("session.timeout.ms", _I, 10_000, None, _L, "Leader-election group session timeout (Seaway's name; "
+                                                         "Confluent keeps it internal).")
+    .define("heartbeat.interval.ms", _I, 3_000, None, _L, "Leader-election group heartbeat interval.")
+    .define("rebalance.timeout.ms", _I, 30_000, None, _L, "Leader-election group rebalance timeout.")
+    .define("inter.instance.protocol", _S, "http", None, _L, "Scheme of requests forwarded to the leader.")
+    .define("http.request.max.size", _I, 2 * 1024 * 1024, Range.at_least(1), _L,
+            "Largest request body accepted, 413 beyond (Karapace's name). 2 MiB: twice Kafka's default record "
+            "size limit, which a schema must fit in the _schemas topic anyway.")
+    .define("idle.timeout.ms", _I, 30_000, Range.at_least(1), _L,
+            "How long a client may take to send a request's head, and then its body (rest-utils' name and "
+            "default; a deadline, so a client trickling bytes is closed too).")
+    .define("ssl.keystore.type", _S, "JKS", None, _H, "HTTPS listeners' keystore: PEM, PKCS12, or JKS (PKCS12).")
+    .define("ssl.keystore.location", _S, "", None, _H, "Keystore file of HTTPS listeners.")
+    .define("ssl.keystore.password", _P, "", None, _H, "Keystore password.")
+    .define("ssl.key.password", _P, "", None, _H, "Password of the private key.")
+    .define("ssl.truststore.type", _S, "JKS", None, _H, "Truststore type: PEM, PKCS12, or JKS (PKCS12).")
+    .define("ssl.truststore.location", _S, "", None, _H, "Truststore file: CAs that sign client certificates.")
+    .define("ssl.truststore.password", _P, "", None, _H, "Truststore password.")
+    .define("ssl.client.authentication", _S, "NONE", CaseInsensitiveValidString.in_("NONE", "REQUESTED", "REQUIRED"),
+            _M, "Client certificates of HTTPS listeners.")
+    .define("ssl.client.auth", _B, False, None, _L, "Deprecated: true means ssl.client.authentication=REQUIRED.")
+    .define("ssl.enabled.protocols", _S, "", None, _M, "TLS versions served (empty: TLSv1.2 and TLSv1.3).")
+    .define("ssl.cipher.suites", _S, "", None, _L, "Cipher suites by IANA name (empty: OpenSSL's defaults).")
+    .define("ssl.protocol", _S, "TLS", None, _L, "Kept for compatibility (ssl.enabled.protocols decides).")
+    .define("ssl.endpoint.identification.algorithm", _S, "https", None, _L,
+            "Host name checking of the registry's own HTTPS requests to the leader.")
+    .define("authentication.method", _S, "NONE", None, _H, "NONE or BASIC (HTTP Basic authentication).")
+    .define("authentication.realm", _S, "", None, _H, "The JAAS file's section that lists the users.")
+    .define("authentication.roles", _S, "*", None, _M, "Roles allowed in (* for any).")
+    .define("authentication.skip.paths", _S, "", None, _L, "Paths served without authentication.")
+    .define("java.security.auth.login.config", _S, "", None, _H,
+            "The JAAS file (or -Djava.security.auth.login.config= in SCHEMA_REGISTRY_OPTS).")
+)
+"""The registry's settings with Confluent's names: types, defaults, checks and docs in one table."""
+
+
+def _attribute(name: str) -> str:
+    return name.replace(".", "_")
+
+
+_FIELDS: dict[str, str] = {_attribute(name): name for name in REGISTRY_CONFIG_DEF.config_keys()}
+
+
+class RegistrySettings:
+    """The registry's typed settings: one attribute per :data:`REGISTRY_CONFIG_DEF` key (dots as
+    underscores), plus ``kafkastore_client``: the _schemas clients' security settings, prefix removed.
+
+    Immutable; keyword arguments win over ``SCHEMA_REGISTRY_*`` variables, those over the defaults.
+    Unknown keyword arguments are ignored; a value the definitions refuse, or a refused setting of
+    the environment, raises :class:`SettingsError`.
+    """
+
+    kafkastore_bootstrap_servers: str
+    kafkastore_topic: str
+    kafkastore_topic_replication_factor: int
+    kafkastore_timeout_ms: int
+    kafkastore_init_timeout_ms: int
+    listeners: str
+    host_name: str
+    schema_compatibility_level: str | None
+    avro_compatibility_level: str | None
+    leader_eligibility: bool
+    mode_mutability: bool
+    schema_registry_group_id: str
+    session_timeout_ms: int
+    heartbeat_interval_ms: int
+    rebalance_timeout_ms: int
+    inter_instance_protocol: str
+    http_request_max_size: int
+    idle_timeout_ms: int
+    ssl_keystore_type: str
+    ssl_keystore_location: str
+    ssl_keystore_password: str
+    ssl_key_password: str
+    ssl_truststore_type: str
+    ssl_truststore_location: str
+    ssl_truststore_password: str
+    ssl_client_authentication: str
+    ssl_client_auth: bool
+    ssl_enabled_protocols: str
+    ssl_cipher_suites: str
+    ssl_protocol: str
+    ssl_endpoint_identification_algorithm: str
+    authentication_method: str
+    authentication_realm: str
+    authentication_roles: str
+    authentication_skip_paths: str
+    java_security_auth_login_config: str
+    kafkastore_client: dict[str, str]
+
+    _HIDDEN: ClassVar[frozenset[str]] = frozenset(
+        {_attribute(k.name) for k in REGISTRY_CONFIG_DEF.config_keys().values() if k.type is ConfigType.PASSWORD}
+        | {"kafkastore_client"})
+
+    def __init__(self, **values: Any) -> None:
         env = _env_properties(os.environ)
         for key, value in env.items():
             problem = refusal(key, value)
             if problem is not None:
                 raise SettingsError(f"{problem} (from the environment)")
+        props = {name: value for name, value in env.items() if name in REGISTRY_CONFIG_DEF}
+        props.update({_FIELDS[field]: value for field, value in values.items() if field in _FIELDS})
+        try:
+            parsed = REGISTRY_CONFIG_DEF.parse(props)
+        except ConfigException as exc:
+            raise SettingsError(str(exc)) from None
+        parsed["ssl.client.authentication"] = parsed["ssl.client.authentication"].upper()
         client = {k[len(KAFKASTORE_PREFIX):]: v for k, v in env.items()
                   if k.startswith(KAFKASTORE_PREFIX) and is_security_key(k[len(KAFKASTORE_PREFIX):])}
-        client.update(data.get("kafkastore_client") or {})
-        return {**data, "kafkastore_client": client}
+        client.update(values.get("kafkastore_client") or {})
+        for name, value in parsed.items():
+            object.__setattr__(self, _attribute(name), value.value if isinstance(value, Password) else value)
+        object.__setattr__(self, "kafkastore_client", client)
 
-    @field_validator("ssl_client_authentication")
-    @classmethod
-    def _client_authentication(cls, value: str) -> str:
-        if value.strip().upper() not in ("NONE", "REQUESTED", "REQUIRED"):
-            raise ValueError("ssl.client.authentication must be NONE, REQUESTED or REQUIRED")
-        return value.strip().upper()
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"RegistrySettings are immutable: use replace({name}=...)")
 
-    @field_validator("http_request_max_size")
-    @classmethod
-    def _positive(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError("http.request.max.size must be at least 1 byte")
-        return value
+    def _values(self) -> dict[str, Any]:
+        return {field: getattr(self, field) for field in (*_FIELDS, "kafkastore_client")}
 
-    @field_validator("idle_timeout_ms")
-    @classmethod
-    def _positive_timeout(cls, value: int) -> int:
-        if value < 1:
-            raise ValueError("idle.timeout.ms must be at least 1 ms")
-        return value
+    def replace(self, **changes: Any) -> RegistrySettings:
+        """A copy with ``changes`` (attribute names) applied, checked like the original."""
+        return RegistrySettings(**{**self._values(), **changes})
 
-    @field_validator("schema_compatibility_level", "avro_compatibility_level")
-    @classmethod
-    def _level(cls, value: str | None) -> str | None:
-        if value is not None and CompatibilityLevel.parse(value) is None:
-            raise ValueError(f"invalid compatibility level {value!r}")
-        return value
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RegistrySettings):
+            return NotImplemented
+        return self._values() == other._values()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in self._values().items() if k not in self._HIDDEN)
+        return f"RegistrySettings({shown})"
 
     @classmethod
     def from_properties(cls, properties: Mapping[str, Any]) -> RegistrySettings:
@@ -213,9 +301,9 @@ class RegistrySettings(BaseSettings):
 
     def to_properties(self) -> dict[str, Any]:
         """The dotted property names with their effective values."""
-        values = self.model_dump()
+        values = self._values()
         client = values.pop("kafkastore_client")
-        return {**{name.replace("_", "."): value for name, value in values.items()},
+        return {**{_FIELDS[name]: value for name, value in values.items()},
                 **{KAFKASTORE_PREFIX + key: value for key, value in client.items()}}
 
     @property
@@ -225,7 +313,6 @@ class RegistrySettings(BaseSettings):
         level = CompatibilityLevel.parse(raw)
         assert level is not None
         return level
-
     @property
     def first_listener(self) -> tuple[str, str, int]:
         """(scheme, host, port) of the first ``listeners`` entry."""

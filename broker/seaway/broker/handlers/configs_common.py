@@ -24,11 +24,11 @@ from seaway.broker.log.config import (
     TOPIC_CONFIG_DEFS,
     ConfigEntry,
     ConfigSource,
-    ConfigType,
     LogConfig,
     describe_topic_configs,
     synonym_chain,
 )
+from seaway.configdef import ConfigType
 from seaway.protocol.errors import (
     InvalidConfigError,
     InvalidRequestError,
@@ -155,7 +155,7 @@ def broker_config_entries(broker: BrokerContext, this_node: bool) -> list[Config
                 name=key,
                 value=None if hidden else config.value_string(key),
                 source=synonyms[0][2] if synonyms else ConfigSource.DEFAULT_CONFIG,
-                type=ConfigType.__members__.get(definition.type_name, ConfigType.STRING),
+                type=definition.type,
                 doc=definition.doc,
                 read_only=True,
                 is_sensitive=hidden,

@@ -62,7 +62,7 @@ def _render(entry: ConfigEntry, synonyms: bool, documentation: bool) -> Describe
             DescribeConfigsSynonym(name=name, value=None if hidden else value, source=int(source))
             for name, value, source in entry.synonyms
         ] if synonyms else [],
-        config_type=int(entry.type),
+        config_type=entry.type.wire_code,
         documentation=entry.doc if documentation else None,
     )
 

@@ -31,9 +31,9 @@ from seaway.broker.handlers.configs_common import (
     validate_topic_overrides,
 )
 from seaway.broker.handlers.registry import handles
-from seaway.broker.log.config import format_config_value
 from seaway.broker.log.log_manager import validate_topic_name
 from seaway.broker.security.acl import CLUSTER_NAME
+from seaway.configdef import convert_to_string
 from seaway.protocol.errors import InvalidConfigError, InvalidRequestError, KafkaProtocolError
 from seaway.protocol.messages.incremental_alter_configs_request import (
     AlterableConfig,
@@ -79,7 +79,7 @@ def apply_ops(broker: BrokerContext, overrides: dict[str, str], ops: list[Altera
                 raise InvalidConfigError(
                     f"Config value {op.name.lower()} is not allowed for config key: {key} (not a list)"
                 )
-            items = _list_items(result[key] if key in result else format_config_value(current.value_of(key)))
+            items = _list_items(result[key] if key in result else convert_to_string(current.value_of(key)))
             given = _list_items(config.value)
             if op is ConfigOp.APPEND:
                 items += [item for item in given if item not in items]

@@ -4,7 +4,11 @@ A topic's effective :class:`LogConfig` is the broker's default (built from ``log
 broker properties, see :mod:`seaway.broker.config`) with the topic's overrides laid
 over it, exactly as Kafka's ``LogConfig.fromProps(defaults, overrides)``. The table
 :data:`TOPIC_CONFIG_DEFS` is the single source for parsing, validation, the broker
-synonym each config inherits its default from, and DescribeConfigs output.
+synonym each config inherits its default from, and DescribeConfigs output; its keys are
+the config engine's (:data:`TOPIC_CONFIG_DEF`, :mod:`seaway.configdef`), so a value parses
+as Kafka parses it and a bad one is refused in Kafka's words (``Invalid value abc for
+configuration retention.ms: Not a number of type LONG``), and docs/config-reference.md is
+rendered from the same table.
 
 Deliberate deviations from Kafka 4.x (documented in log/README.md):
 ``segment.bytes`` accepts values down to 14 bytes (Kafka 4 requires 1 MiB, keeping a
@@ -17,28 +21,39 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from seaway.configdef import (
+    ConfigDef,
+    ConfigException,
+    ConfigKey,
+    ConfigType,
+    LambdaValidator,
+    Range,
+    Validator,
+    ValidList,
+    ValidString,
+    convert_to_string,
+    parse_value,
+)
 from seaway.protocol.errors import InvalidConfigError
 
 __all__ = [
+    "TOPIC_CONFIG_DEF",
     "TOPIC_CONFIG_DEFS",
     "ConfigEntry",
     "ConfigSource",
-    "ConfigType",
     "LogConfig",
     "TopicConfigDef",
+    "broker_value",
     "describe_topic_configs",
-    "format_config_value",
-    "parse_config_value",
+    "parse_broker_value",
     "synonym_chain",
 ]
 
 LONG_MAX = 9223372036854775807
-_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
-_LONG_MIN = -(2**63)
 
 
 class ConfigSource(enum.IntEnum):
@@ -52,345 +67,318 @@ class ConfigSource(enum.IntEnum):
     DEFAULT_CONFIG = 5
 
 
-class ConfigType(enum.IntEnum):
-    """DescribeConfigs ``ConfigType`` codes (v3+)."""
-
-    UNKNOWN = 0
-    BOOLEAN = 1
-    STRING = 2
-    INT = 3
-    SHORT = 4
-    LONG = 5
-    DOUBLE = 6
-    LIST = 7
-    CLASS = 8
-    PASSWORD = 9
+def broker_value(value: Any) -> Any:
+    """A parsed value in the broker's form: a LIST is a tuple without empty items (``"compact,"`` is
+    ``("compact",)``), so a frozen :class:`LogConfig` stays hashable."""
+    if isinstance(value, list | tuple):
+        return tuple(item for item in value if item)
+    return value
 
 
-def parse_config_value(kind: ConfigType, raw: str) -> Any:
-    """Parse a property string as Kafka's ConfigDef would; ``ValueError`` says why not."""
-    text = raw.strip()
-    if kind in (ConfigType.INT, ConfigType.LONG, ConfigType.SHORT):
-        try:
-            value = int(text)
-        except ValueError:
-            raise ValueError(f"expected an integer, got {raw!r}") from None
-        low, high = (_INT_MIN, _INT_MAX) if kind is not ConfigType.LONG else (_LONG_MIN, LONG_MAX)
-        if not low <= value <= high:
-            raise ValueError(f"{value} is out of range for a {kind.name.lower()}")
-        return value
-    if kind is ConfigType.DOUBLE:
-        try:
-            return float(text)
-        except ValueError:
-            raise ValueError(f"expected a number, got {raw!r}") from None
-    if kind is ConfigType.BOOLEAN:
-        if text.lower() in ("true", "false"):
-            return text.lower() == "true"
-        raise ValueError(f"expected true or false, got {raw!r}")
-    if kind is ConfigType.LIST:
-        return tuple(item.strip() for item in text.split(",") if item.strip())
-    return text
+def parse_broker_value(key: ConfigKey, raw: str) -> Any:
+    """``raw`` typed by the config engine, in the broker's form, then checked by the key's validator.
+
+    :class:`~seaway.configdef.ConfigException` with Kafka's text naming the key when it is invalid.
+    """
+    value = broker_value(parse_value(key.name, raw, key.type))
+    if key.validator is not None:
+        key.validator.ensure_valid(key.name, value)
+    return value
 
 
-def format_config_value(value: Any) -> str:
-    """The inverse of :func:`parse_config_value`, as Kafka prints configs."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, tuple):
-        return ",".join(value)
-    return str(value)
+def _no_tiered_storage(name: str, value: Any) -> None:
+    if value:
+        raise ConfigException.invalid(name, value, "tiered storage is not supported by this broker")
 
 
-Validator = Callable[[Any], str | None]
-
-
-def _at_least(low: float) -> Validator:
-    return lambda v: None if v >= low else f"value must be at least {low}"
-
-
-def _between(low: float, high: float) -> Validator:
-    return lambda v: None if low <= v <= high else f"value must be between {low} and {high}"
-
-
-def _one_of(*choices: str) -> Validator:
-    return lambda v: None if v in choices else f"value must be one of {', '.join(choices)}"
-
-
-def _subset_of(*choices: str) -> Validator:
-    def check(v: tuple[str, ...]) -> str | None:
-        bad = [item for item in v if item not in choices]
-        return f"invalid value(s) {', '.join(bad)}: allowed {', '.join(choices)}" if bad else None
-
-    return check
+TOPIC_CONFIG_DEF = ConfigDef()
+"""Every topic config Kafka knows, as the config engine's table (parsing, validation, docs)."""
 
 
 @dataclass(frozen=True)
 class TopicConfigDef:
-    """One topic config: how to parse it and where its default comes from.
+    """One topic config: its key in :data:`TOPIC_CONFIG_DEF`, and where its default comes from.
 
     ``synonyms`` lists the broker properties that supply the default, in Kafka's
     precedence order (``log.retention.ms`` before ``.minutes`` before ``.hours``).
     """
 
-    name: str
-    type: ConfigType
-    default: Any
-    doc: str
+    key: ConfigKey
     synonyms: tuple[str, ...] = ()
-    validator: Validator | None = None
     is_sensitive: bool = False
     read_only: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.key.name
+
+    @property
+    def type(self) -> ConfigType:
+        return self.key.type
+
+    @property
+    def default(self) -> Any:
+        return broker_value(self.key.default)
+
+    @property
+    def doc(self) -> str:
+        return self.key.documentation
+
+    @property
+    def validator(self) -> Validator | None:
+        return self.key.validator
 
     @property
     def attr(self) -> str:
         return self.name.replace(".", "_")
 
     def parse(self, raw: str) -> Any:
-        """Parse and validate; raises InvalidConfigError naming the key."""
+        """Parse and validate; raises InvalidConfigError naming the key (Kafka's text)."""
         try:
-            value = parse_config_value(self.type, raw)
-        except ValueError as exc:
-            raise InvalidConfigError(f"Invalid value {raw!r} for configuration {self.name}: {exc}") from None
-        problem = self.validator(value) if self.validator else None
-        if problem:
-            raise InvalidConfigError(f"Invalid value {raw!r} for configuration {self.name}: {problem}")
-        return value
+            return parse_broker_value(self.key, raw)
+        except ConfigException as exc:
+            raise InvalidConfigError(str(exc)) from None
+
+
+def _t(name: str, type: ConfigType, default: Any, doc: str, synonyms: tuple[str, ...] = (),
+       validator: Validator | None = None) -> TopicConfigDef:
+    TOPIC_CONFIG_DEF.define(name, type, default, validator, documentation=doc)
+    return TopicConfigDef(TOPIC_CONFIG_DEF.key(name), synonyms)
 
 
 _T = ConfigType
 _DEFS: list[TopicConfigDef] = [
-    TopicConfigDef(
+    _t(
         "cleanup.policy",
         _T.LIST,
         ("delete",),
         "delete (drop old segments) and/or compact (keep the latest value per key).",
         ("log.cleanup.policy",),
-        _subset_of("compact", "delete"),
+        ValidList.in_("compact", "delete"),
     ),
-    TopicConfigDef(
+    _t(
         "compression.type",
         _T.STRING,
         "producer",
         "Final compression of the topic; 'producer' keeps the producer's codec.",
         ("compression.type",),
-        _one_of("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
+        ValidString.in_("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer"),
     ),
-    TopicConfigDef(
+    _t(
         "compression.gzip.level",
         _T.INT,
         -1,
         "gzip level when compression.type is gzip.",
         ("compression.gzip.level",),
-        _between(-1, 9),
+        Range.between(-1, 9),
     ),
-    TopicConfigDef(
+    _t(
         "compression.lz4.level",
         _T.INT,
         9,
         "lz4 level when compression.type is lz4.",
         ("compression.lz4.level",),
-        _between(1, 17),
+        Range.between(1, 17),
     ),
-    TopicConfigDef(
+    _t(
         "compression.zstd.level",
         _T.INT,
         3,
         "zstd level when compression.type is zstd.",
         ("compression.zstd.level",),
-        _between(-131072, 22),
+        Range.between(-131072, 22),
     ),
-    TopicConfigDef(
+    _t(
         "delete.retention.ms",
         _T.LONG,
         86400000,
         "How long tombstones are kept in compacted topics.",
         ("log.cleaner.delete.retention.ms",),
-        _at_least(0),
+        Range.at_least(0),
     ),
-    TopicConfigDef(
+    _t(
         "file.delete.delay.ms",
         _T.LONG,
         60000,
         "Wait before a deleted file leaves the disk.",
         ("log.segment.delete.delay.ms",),
-        _at_least(0),
+        Range.at_least(0),
     ),
-    TopicConfigDef(
+    _t(
         "flush.messages",
         _T.LONG,
         LONG_MAX,
         "fsync after this many messages.",
         ("log.flush.interval.messages",),
-        _at_least(1),
+        Range.at_least(1),
     ),
-    TopicConfigDef(
+    _t(
         "flush.ms",
         _T.LONG,
         LONG_MAX,
         "fsync when data is this old.",
         ("log.flush.interval.ms", "log.flush.scheduler.interval.ms"),
-        _at_least(0),
+        Range.at_least(0),
     ),
-    TopicConfigDef(
+    _t(
         "follower.replication.throttled.replicas",
         _T.LIST,
         (),
         "Replicas throttled on the follower side (no effect on a single node).",
     ),
-    TopicConfigDef(
+    _t(
         "index.interval.bytes",
         _T.INT,
         4096,
         "Bytes of log between offset index entries.",
         ("log.index.interval.bytes",),
-        _at_least(0),
+        Range.at_least(0),
     ),
-    TopicConfigDef(
+    _t(
         "leader.replication.throttled.replicas",
         _T.LIST,
         (),
         "Replicas throttled on the leader side (no effect on a single node).",
     ),
-    TopicConfigDef(
+    _t(
         "local.retention.bytes",
         _T.LONG,
         -2,
         "Local retention with tiered storage (unused).",
         ("log.local.retention.bytes",),
-        _at_least(-2),
+        Range.at_least(-2),
     ),
-    TopicConfigDef(
+    _t(
         "local.retention.ms",
         _T.LONG,
         -2,
         "Local retention with tiered storage (unused).",
         ("log.local.retention.ms",),
-        _at_least(-2),
+        Range.at_least(-2),
     ),
-    TopicConfigDef(
+    _t(
         "max.compaction.lag.ms",
         _T.LONG,
         LONG_MAX,
         "Longest time a message stays ineligible for compaction.",
         ("log.cleaner.max.compaction.lag.ms",),
-        _at_least(1),
+        Range.at_least(1),
     ),
-    TopicConfigDef(
+    _t(
         "max.message.bytes",
         _T.INT,
         1048588,
         "Largest record batch the topic accepts.",
         ("message.max.bytes",),
-        _at_least(0),
+        Range.at_least(0),
     ),
-    TopicConfigDef(
+    _t(
         "message.timestamp.after.max.ms",
         _T.LONG,
         3600000,
         "How far in the future a CreateTime batch timestamp may be.",
         ("log.message.timestamp.after.max.ms",),
-        _at_least(0),
+        Range.at_least(0),
     ),
-    TopicConfigDef(
+    _t(
         "message.timestamp.before.max.ms",
         _T.LONG,
         LONG_MAX,
         "How far in the past a CreateTime batch timestamp may be.",
         ("log.message.timestamp.before.max.ms",),
-        _at_least(0),
+        Range.at_least(0),
     ),
-    TopicConfigDef(
+    _t(
         "message.timestamp.type",
         _T.STRING,
         "CreateTime",
         "CreateTime keeps producer timestamps; LogAppendTime stamps the broker's clock.",
         ("log.message.timestamp.type",),
-        _one_of("CreateTime", "LogAppendTime"),
+        ValidString.in_("CreateTime", "LogAppendTime"),
     ),
-    TopicConfigDef(
+    _t(
         "min.cleanable.dirty.ratio",
         _T.DOUBLE,
         0.5,
         "Dirty fraction of the log that triggers compaction.",
         ("log.cleaner.min.cleanable.ratio",),
-        _between(0, 1),
+        Range.between(0, 1),
     ),
-    TopicConfigDef(
+    _t(
         "min.compaction.lag.ms",
         _T.LONG,
         0,
         "Minimum age before a message can be compacted.",
         ("log.cleaner.min.compaction.lag.ms",),
-        _at_least(0),
+        Range.at_least(0),
     ),
-    TopicConfigDef(
+    _t(
         "min.insync.replicas",
         _T.INT,
         1,
         "Replicas that must ack acks=all (always 1 here).",
         ("min.insync.replicas",),
-        _at_least(1),
+        Range.at_least(1),
     ),
-    TopicConfigDef(
+    _t(
         "preallocate", _T.BOOLEAN, False, "Preallocate segment files (ignored).", ("log.preallocate",)
     ),
-    TopicConfigDef(
+    _t(
         "remote.storage.enable",
         _T.BOOLEAN,
         False,
         "Tiered storage (not supported).",
         (),
-        lambda v: "tiered storage is not supported by this broker" if v else None,
+        LambdaValidator.with_(_no_tiered_storage, "false (tiered storage is not supported)"),
     ),
-    TopicConfigDef(
+    _t(
         "retention.bytes",
         _T.LONG,
         -1,
         "Largest size of a partition before old segments go.",
         ("log.retention.bytes",),
     ),
-    TopicConfigDef(
+    _t(
         "retention.ms",
         _T.LONG,
         604800000,
         "Age after which old segments are deleted.",
         ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
-        _at_least(-1),
+        Range.at_least(-1),
     ),
-    TopicConfigDef(
+    _t(
         "segment.bytes",
         _T.INT,
         1073741824,
         "Size at which a segment is rolled.",
         ("log.segment.bytes",),
-        _at_least(14),
+        Range.at_least(14),
     ),
-    TopicConfigDef(
+    _t(
         "segment.index.bytes",
         _T.INT,
         10485760,
         "Size limit of a segment's offset index.",
         ("log.index.size.max.bytes",),
-        _at_least(12),
+        Range.at_least(12),
     ),
-    TopicConfigDef(
+    _t(
         "segment.jitter.ms",
         _T.LONG,
         0,
         "Random jitter subtracted from segment.ms.",
         ("log.roll.jitter.ms", "log.roll.jitter.hours"),
-        _at_least(0),
+        Range.at_least(0),
     ),
-    TopicConfigDef(
+    _t(
         "segment.ms",
         _T.LONG,
         604800000,
         "Age at which a segment is rolled.",
         ("log.roll.ms", "log.roll.hours"),
-        _at_least(1),
+        Range.at_least(1),
     ),
-    TopicConfigDef(
+    _t(
         "unclean.leader.election.enable",
         _T.BOOLEAN,
         False,
@@ -480,7 +468,7 @@ class LogConfig:
 
     def to_properties(self) -> dict[str, str]:
         """Every config under its Kafka name, as Kafka prints it."""
-        return {name: format_config_value(getattr(self, d.attr)) for name, d in TOPIC_CONFIG_DEFS.items()}
+        return {name: convert_to_string(getattr(self, d.attr)) or "" for name, d in TOPIC_CONFIG_DEFS.items()}
 
     def value_of(self, name: str) -> Any:
         """The value of one config by Kafka name (KeyError when unknown)."""
@@ -545,7 +533,7 @@ def describe_topic_configs(
     """
     entries = []
     for name, definition in TOPIC_CONFIG_DEFS.items():
-        value = format_config_value(effective.value_of(name))
+        value = convert_to_string(effective.value_of(name)) or ""
         synonyms: list[tuple[str, str | None, ConfigSource]] = []
         if name in overrides:
             synonyms.append((name, value, ConfigSource.TOPIC_CONFIG))

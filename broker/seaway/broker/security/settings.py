@@ -35,6 +35,7 @@ from seaway.broker.security.tls import (
     build_server_context,
     certificate_validity_warning,
 )
+from seaway.configdef import ConfigType
 
 __all__ = [
     "AUTHORIZERS",
@@ -56,58 +57,60 @@ AUTHORIZERS = ("org.apache.kafka.metadata.authorizer.StandardAuthorizer", "kafka
 DEFAULT_PRINCIPAL_BUILDER = "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder"
 LISTENER_PREFIX = "listener.name."
 
+_STR, _LIST, _INT, _LONG, _BOOL = (ConfigType.STRING, ConfigType.LIST, ConfigType.INT, ConfigType.LONG,
+                                   ConfigType.BOOLEAN)
 # (name, type, default, doc, sensitive, choices)
-SECURITY_CONFIGS: list[tuple[str, str, Any, str, bool, tuple[str, ...]]] = [
-    ("ssl.keystore.type", "STRING", "JKS", "PEM, PKCS12, or JKS (a PKCS12 file, as Java 9+ reads it).", False, ()),
-    ("ssl.keystore.location", "STRING", None, "Keystore file (PKCS12, or PEM with key and chain).", False, ()),
-    ("ssl.keystore.password", "STRING", None, "Keystore password.", True, ()),
-    ("ssl.key.password", "STRING", None, "Password of the private key (encrypted PEM keys).", True, ()),
-    ("ssl.keystore.certificate.chain", "STRING", None, "PEM certificate chain (the text itself).", True, ()),
-    ("ssl.keystore.key", "STRING", None, "PEM private key (the text itself).", True, ()),
-    ("ssl.truststore.type", "STRING", "JKS", "PEM, PKCS12, or JKS (a PKCS12 file).", False, ()),
-    ("ssl.truststore.location", "STRING", None, "Truststore file: CAs that sign client certificates.", False, ()),
-    ("ssl.truststore.password", "STRING", None, "Truststore password.", True, ()),
-    ("ssl.truststore.certificates", "STRING", None, "PEM CA certificates (the text itself).", True, ()),
-    ("ssl.client.auth", "STRING", "none", "Client certificates: none, requested or required.", False,
+SECURITY_CONFIGS: list[tuple[str, ConfigType, Any, str, bool, tuple[str, ...]]] = [
+    ("ssl.keystore.type", _STR, "JKS", "PEM, PKCS12, or JKS (a PKCS12 file, as Java 9+ reads it).", False, ()),
+    ("ssl.keystore.location", _STR, None, "Keystore file (PKCS12, or PEM with key and chain).", False, ()),
+    ("ssl.keystore.password", _STR, None, "Keystore password.", True, ()),
+    ("ssl.key.password", _STR, None, "Password of the private key (encrypted PEM keys).", True, ()),
+    ("ssl.keystore.certificate.chain", _STR, None, "PEM certificate chain (the text itself).", True, ()),
+    ("ssl.keystore.key", _STR, None, "PEM private key (the text itself).", True, ()),
+    ("ssl.truststore.type", _STR, "JKS", "PEM, PKCS12, or JKS (a PKCS12 file).", False, ()),
+    ("ssl.truststore.location", _STR, None, "Truststore file: CAs that sign client certificates.", False, ()),
+    ("ssl.truststore.password", _STR, None, "Truststore password.", True, ()),
+    ("ssl.truststore.certificates", _STR, None, "PEM CA certificates (the text itself).", True, ()),
+    ("ssl.client.auth", _STR, "none", "Client certificates: none, requested or required.", False,
      ("none", "requested", "required")),
-    ("ssl.enabled.protocols", "LIST", ("TLSv1.2", "TLSv1.3"), "TLS versions served (TLSv1.2, TLSv1.3).", False,
+    ("ssl.enabled.protocols", _LIST, ("TLSv1.2", "TLSv1.3"), "TLS versions served (TLSv1.2, TLSv1.3).", False,
      ("TLSv1.2", "TLSv1.3")),
-    ("ssl.protocol", "STRING", "TLSv1.3", "Kept for compatibility (ssl.enabled.protocols decides).", False,
+    ("ssl.protocol", _STR, "TLSv1.3", "Kept for compatibility (ssl.enabled.protocols decides).", False,
      ("TLS", "TLSv1.2", "TLSv1.3")),
-    ("ssl.cipher.suites", "LIST", (), "Cipher suites by IANA name (empty: OpenSSL's defaults).", False, ()),
-    ("ssl.principal.mapping.rules", "STRING", "DEFAULT", "Client certificate DN -> principal name rules.",
+    ("ssl.cipher.suites", _LIST, (), "Cipher suites by IANA name (empty: OpenSSL's defaults).", False, ()),
+    ("ssl.principal.mapping.rules", _STR, "DEFAULT", "Client certificate DN -> principal name rules.",
      False, ()),
-    ("ssl.endpoint.identification.algorithm", "STRING", "https",
+    ("ssl.endpoint.identification.algorithm", _STR, "https",
      "Unused: the broker opens no TLS connections of its own.", False, ()),
-    ("ssl.keymanager.algorithm", "STRING", "SunX509", "Java's; only the default is accepted.", False,
+    ("ssl.keymanager.algorithm", _STR, "SunX509", "Java's; only the default is accepted.", False,
      ("SunX509",)),
-    ("ssl.trustmanager.algorithm", "STRING", "PKIX", "Java's; only the default is accepted.", False, ("PKIX",)),
-    ("ssl.allow.dn.changes", "BOOLEAN", False, "Unused: keystores are not reloaded at run time.", False, ()),
-    ("ssl.allow.san.changes", "BOOLEAN", False, "Unused: keystores are not reloaded at run time.", False, ()),
-    ("sasl.enabled.mechanisms", "LIST", ("GSSAPI",),
+    ("ssl.trustmanager.algorithm", _STR, "PKIX", "Java's; only the default is accepted.", False, ("PKIX",)),
+    ("ssl.allow.dn.changes", _BOOL, False, "Unused: keystores are not reloaded at run time.", False, ()),
+    ("ssl.allow.san.changes", _BOOL, False, "Unused: keystores are not reloaded at run time.", False, ()),
+    ("sasl.enabled.mechanisms", _LIST, ("GSSAPI",),
      "SASL mechanisms of SASL listeners: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (GSSAPI is not served).", False, ()),
-    ("sasl.mechanism.inter.broker.protocol", "STRING", "GSSAPI",
+    ("sasl.mechanism.inter.broker.protocol", _STR, "GSSAPI",
      "Unused: a single node opens no inter-broker connections.", False, ()),
-    ("sasl.server.max.receive.size", "INT", 524288, "Largest frame before SASL authentication completes.",
+    ("sasl.server.max.receive.size", _INT, 524288, "Largest frame before SASL authentication completes.",
      False, ()),
-    ("security.inter.broker.protocol", "STRING", "PLAINTEXT", "Names the inter-broker listener (the one called "
+    ("security.inter.broker.protocol", _STR, "PLAINTEXT", "Names the inter-broker listener (the one called "
      "like the protocol, which must be advertised when this is set) when inter.broker.listener.name is unset; "
      "no inter-broker traffic on one node.", False, PROTOCOLS),
-    ("inter.broker.listener.name", "STRING", None, "Must name an advertised listener when set.", False, ()),
-    ("control.plane.listener.name", "STRING", None, "Must name a listener when set; served like the others.",
+    ("inter.broker.listener.name", _STR, None, "Must name an advertised listener when set.", False, ()),
+    ("control.plane.listener.name", _STR, None, "Must name a listener when set; served like the others.",
      False, ()),
-    ("connections.max.reauth.ms", "LONG", 0, "0 only: SASL re-authentication (KIP-368) is not offered.", False,
+    ("connections.max.reauth.ms", _LONG, 0, "0 only: SASL re-authentication (KIP-368) is not offered.", False,
      ()),
-    ("connection.failed.authentication.delay.ms", "INT", 100,
+    ("connection.failed.authentication.delay.ms", _INT, 100,
      "Delay before answering (and closing) a failed authentication.", False, ()),
-    ("authorizer.class.name", "STRING", "", "StandardAuthorizer (or its alias AclAuthorizer) turns ACLs on.",
+    ("authorizer.class.name", _STR, "", "StandardAuthorizer (or its alias AclAuthorizer) turns ACLs on.",
      False, ("", *AUTHORIZERS)),
-    ("super.users", "STRING", None, "Principals allowed everything: User:admin;User:ops.", False, ()),
-    ("allow.everyone.if.no.acl.found", "BOOLEAN", False, "Allow access to resources no ACL applies to.", False,
+    ("super.users", _STR, None, "Principals allowed everything: User:admin;User:ops.", False, ()),
+    ("allow.everyone.if.no.acl.found", _BOOL, False, "Allow access to resources no ACL applies to.", False,
      ()),
-    ("principal.builder.class", "STRING", DEFAULT_PRINCIPAL_BUILDER, "Only Kafka's default builder.", False,
+    ("principal.builder.class", _STR, DEFAULT_PRINCIPAL_BUILDER, "Only Kafka's default builder.", False,
      (DEFAULT_PRINCIPAL_BUILDER,)),
-    ("metadata.log.dir", "STRING", None, "Where the __cluster_metadata log (ACLs, SCRAM credentials) lives "
+    ("metadata.log.dir", _STR, None, "Where the __cluster_metadata log (ACLs, SCRAM credentials) lives "
      "(default: the first of log.dirs).", False, ()),
 ]
 SECURITY_KEYS = frozenset(c[0] for c in SECURITY_CONFIGS)

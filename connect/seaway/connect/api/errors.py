@@ -19,6 +19,7 @@ failure is retried, tolerated (``errors.tolerance=all``) or fails the task.
 
 from __future__ import annotations
 
+from seaway.configdef import ConfigException
 from seaway.errors import SeawayError
 
 __all__ = [
@@ -60,24 +61,14 @@ class SchemaProjectorError(DataError):
     """A value could not be projected from one schema onto another."""
 
 
-class ConfigError(ConnectError):
+class ConfigError(ConnectError, ConfigException):
     """Kafka's ``ConfigException``: a configuration value is missing or invalid.
 
-    ``name`` and ``value`` say which key failed, so the REST layer can report the field.
+    ``name`` and ``value`` say which key failed, so the REST layer can report the field. It is
+    the config engine's :class:`~seaway.configdef.ConfigException` too (constructor and
+    ``invalid(name, value, reason)`` come from there), so a plugin's own validator raising it
+    is reported by Connect's ConfigDef like the built-in validators' errors.
     """
-
-    def __init__(self, message: str, *, name: str | None = None, value: object = None) -> None:
-        super().__init__(message)
-        self.name = name
-        self.value = value
-
-    @classmethod
-    def invalid(cls, name: str, value: object, reason: str | None = None) -> ConfigError:
-        """Kafka's message shape: ``Invalid value <v> for configuration <name>: <reason>``."""
-        message = f"Invalid value {value} for configuration {name}"
-        if reason:
-            message += f": {reason}"
-        return cls(message, name=name, value=value)
 
 
 class NotFoundError(ConnectError):
