@@ -14,6 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 CASES = '''
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -56,6 +57,35 @@ def test_fixture_value(admin: AdminClient) -> None:
 def test_failing_with_one_open() -> None:
     producer = Producer(NOWHERE)
     assert producer is None
+
+
+class _Referent:
+    pass
+
+
+class _WeakDelegate:
+    """What object proxies in libraries do: ``__class__`` answers for the referent, which may be gone."""
+
+    def __init__(self, target: object) -> None:
+        self._target = weakref.ref(target)
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        target = self._target()
+        if target is None:
+            raise ReferenceError("weakly-referenced object no longer exists")
+        return type(target)
+
+
+def test_leaked_beside_a_dead_weak_proxy() -> None:
+    referent = _Referent()
+    KEPT.append(_WeakDelegate(referent))
+    del referent
+    KEPT.append(Producer(NOWHERE))  # the check now walks every object, the dead proxy too
+
+
+def test_after_the_dead_proxy() -> None:
+    pass
 '''
 
 
@@ -72,9 +102,12 @@ def test_a_leaked_client_fails_its_own_test_only(tmp_path: Path) -> None:
     assert re.search(r"test_cases.py::test_kept_in_a_global left \d+ librdkafka thread\(s\) running after it ended",
                      out), out
     assert "Producer (held by list" in out, out
-    for passing in ("test_next_test_is_not_blamed", "test_closed", "test_dropped", "test_fixture_value"):
+    assert re.search(r"test_cases.py::test_leaked_beside_a_dead_weak_proxy left \d+ librdkafka thread\(s\)", out), out
+    assert "ReferenceError" not in out, out
+    for passing in ("test_next_test_is_not_blamed", "test_closed", "test_dropped", "test_fixture_value",
+                    "test_after_the_dead_proxy"):
         assert f"PASSED test_cases.py::{passing}" in out, out
         assert f"ERROR test_cases.py::{passing}" not in out, out
     assert "FAILED test_cases.py::test_failing_with_one_open" in out, out
     assert "ERROR test_cases.py::test_failing_with_one_open" not in out, out
-    assert "1 failed, 5 passed, 1 error" in out, out
+    assert "1 failed, 7 passed, 2 errors" in out, out
