@@ -85,10 +85,10 @@ async def _heartbeat(client: RawClient, req: ConsumerGroupHeartbeatRequest,
     raise AssertionError("coordinator never became available")
 
 
-def _commit(group: str, member_id: str, epoch: int, topic: str, offset: int) -> OffsetCommitRequest:
+def _commit(group: str, member_id: str, epoch: int, topic: str, offset: int, partition: int = 0) -> OffsetCommitRequest:
     return OffsetCommitRequest(group_id=group, generation_id_or_member_epoch=epoch, member_id=member_id,
                                topics=[OffsetCommitRequestTopic(name=topic, partitions=[
-                                   OffsetCommitRequestPartition(partition_index=0, committed_offset=offset)])])
+                                   OffsetCommitRequestPartition(partition_index=partition, committed_offset=offset)])])
 
 
 async def _commit_error(client: RawClient, req: OffsetCommitRequest, version: int) -> int:
@@ -169,6 +169,50 @@ async def test_member_epochs_and_offset_commits(wbroker: BrokerProcess, topic: s
         assert gone.groups[0].error_code == 0 and gone.groups[0].topics == []
     finally:
         await client.close()
+
+
+def _owned(resp: ConsumerGroupHeartbeatResponse) -> list[TopicPartitions]:
+    assert resp.assignment is not None
+    return [TopicPartitions(topic_id=tp.topic_id, partitions=tp.partitions) for tp in resp.assignment.topic_partitions]
+
+
+async def test_a_lagging_epoch_commits_the_partitions_held_since_then(wbroker: BrokerProcess, topic: str) -> None:
+    """KIP-1251 (Kafka 4.3): a commit sent at an older member epoch, before the heartbeat that moved
+    the member on, is accepted for the partitions the member has held since that epoch and refused
+    for one it gave up; a newer epoch is refused as before."""
+    group = f"g-{uuid.uuid4().hex[:10]}"
+    first, second = await RawClient.connect(wbroker.bootstrap, "a"), await RawClient.connect(wbroker.bootstrap, "b")
+    try:
+        joined = await _heartbeat(first, _hb(group, rebalance_timeout_ms=5000, subscribed_topic_names=[topic],
+                                             topic_partitions=[]))
+        member, old_epoch = joined.member_id, joined.member_epoch
+        assert member is not None and old_epoch == 1
+        owned = _owned(joined)
+        assert await _heartbeat(second, _hb(group, rebalance_timeout_ms=5000, subscribed_topic_names=[topic],
+                                            topic_partitions=[]))
+        # The first member heartbeats with what it owns until it has revoked and reached the new epoch.
+        epoch = old_epoch
+        for _ in range(20):
+            resp = await _heartbeat(first, _hb(group, member, epoch, topic_partitions=owned))
+            assert resp.error_code == 0, resp.error_message
+            epoch = resp.member_epoch
+            if resp.assignment is not None:
+                owned = _owned(resp)
+            if epoch > old_epoch and resp.assignment is not None:
+                break
+        kept = sorted(p for tp in owned for p in tp.partitions)
+        given_up = sorted({0, 1, 2} - set(kept))
+        assert epoch > old_epoch and kept and given_up, (epoch, kept)
+
+        assert await _commit_error(first, _commit(group, member, old_epoch, topic, 5, kept[0]), 9) == 0
+        assert await _commit_error(first, _commit(group, member, old_epoch, topic, 5, given_up[0]), 9) \
+            == StaleMemberEpochError.code
+        assert await _commit_error(first, _commit(group, member, epoch + 1, topic, 5, kept[0]), 9) \
+            == StaleMemberEpochError.code
+        assert await _commit_error(first, _commit(group, member, epoch, topic, 6, kept[0]), 9) == 0
+    finally:
+        await first.close()
+        await second.close()
 
 
 async def test_a_group_id_is_one_type(wbroker: BrokerProcess, topic: str) -> None:

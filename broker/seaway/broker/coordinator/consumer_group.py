@@ -104,6 +104,9 @@ class ConsumerMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = EMPTY_ASSIGNMENT
     pending_revocation: Assignment = EMPTY_ASSIGNMENT
+    assignment_epochs: dict[tuple[uuid.UUID, int], int] = field(default_factory=dict)
+    """Each held partition (assigned or pending revocation) -> the member epoch it was assigned at
+    (KIP-1251): a commit at an older member epoch is accepted for a partition held since then."""
     session_timer: asyncio.TimerHandle | None = None
     rebalance_timer: asyncio.TimerHandle | None = None
     rebalance_timer_epoch: int = -1
@@ -258,6 +261,8 @@ class ConsumerGroup:
         for tp in member.assigned | member.pending_revocation:
             if self.owners.get(tp) == member.member_id:
                 del self.owners[tp]
+        held = current.assigned | current.pending_revocation
+        member.assignment_epochs = {tp: member.assignment_epochs.get(tp, current.member_epoch) for tp in held}
         member.member_epoch = current.member_epoch
         member.previous_member_epoch = current.previous_member_epoch
         member.state = MemberState.of(current.state)

@@ -8,8 +8,12 @@ generation; CompletingRebalance answers REBALANCE_IN_PROGRESS), written to the g
 KIP-848 consumer groups (``group.protocol=consumer``) are checked as Kafka's
 ``ConsumerGroup.validateOffsetCommit``: a commit with member epoch -1 is accepted while the
 group has no members; otherwise the member must exist (UNKNOWN_MEMBER_ID), commit with
-OffsetCommit v9+ (UNSUPPORTED_VERSION) and with its current member epoch
-(STALE_MEMBER_EPOCH). OffsetFetch v9 names the member and epoch and is checked the same way.
+OffsetCommit v9+ (UNSUPPORTED_VERSION) and with its current member epoch, or, as Kafka 4.3 allows
+(KIP-1251), an older one for partitions it has held since that epoch (STALE_MEMBER_EPOCH
+otherwise). The epoch each partition was assigned at is kept in memory as the member's current
+assignment records are applied; after a restart whose log was compacted, a held partition counts
+as assigned at the member's epoch, so a lagging commit is refused as before KIP-1251 (safe: the
+client retries or re-consumes). OffsetFetch v9 names the member and epoch and must match exactly.
 A commit to a group that does not exist with a generation/epoch >= 0 is ILLEGAL_GENERATION
 before v9 and GROUP_ID_NOT_FOUND from v9 on.
 
@@ -99,8 +103,15 @@ def _validate_commit(coord: GroupCoordinator, group: Group, generation_id: int, 
 
 
 def validate_consumer_commit(group: ConsumerGroup, member_epoch: int, member_id: str, version: int,
-                             transactional: bool = False) -> None:
-    """Kafka's ``ConsumerGroup.validateOffsetCommit``; raises the error to answer with."""
+                             partitions: Iterable[TopicPartition], transactional: bool = False) -> None:
+    """Kafka's ``ConsumerGroup.validateOffsetCommit`` with KIP-1251's per-partition check (Kafka
+    4.3); raises the error to answer the whole commit with.
+
+    A commit at the member's epoch commits anything; at a newer epoch nothing. At an older epoch
+    (a commit sent before the heartbeat that moved the member on, the common case while a group
+    rebalances) each partition must still be held by the member, assigned or pending revocation,
+    since an epoch no newer than the commit's: the member owned it when it consumed what it commits.
+    """
     if member_epoch < 0 and group.is_empty():
         return  # the admin client, or a consumer without group management
     member = group.members.get(member_id)
@@ -109,9 +120,21 @@ def validate_consumer_commit(group: ConsumerGroup, member_epoch: int, member_id:
     if not transactional and version < 9:
         raise UnsupportedVersionError("OffsetCommit version 9 or above must be used by members using the "
                                       "modern group protocol")
-    if member_epoch != member.member_epoch:
-        raise StaleMemberEpochError(f"The received member epoch {member_epoch} does not match the expected "
-                                    f"member epoch {member.member_epoch}.")
+    if member_epoch == member.member_epoch:
+        return
+    if member_epoch > member.member_epoch:
+        raise StaleMemberEpochError(f"Received member epoch {member_epoch} is newer than current member epoch "
+                                    f"{member.member_epoch}.")
+    topic_ids = {topic.name: topic.topic_id for topic in group.subscription_metadata}
+    for topic, partition in partitions:
+        topic_id = topic_ids.get(topic)
+        assigned_at = None if topic_id is None else member.assignment_epochs.get((topic_id, partition))
+        if assigned_at is None:
+            raise StaleMemberEpochError(f"Partition {topic}-{partition} is not assigned or pending revocation "
+                                        f"for member.")
+        if member_epoch < assigned_at:
+            raise StaleMemberEpochError(f"Received member epoch {member_epoch} is older than assignment epoch "
+                                        f"{assigned_at} for partition {topic}-{partition}.")
 
 
 def commit_offsets(coord: GroupCoordinator, group_id: str, generation_id: int, member_id: str,
@@ -130,7 +153,7 @@ def commit_offsets(coord: GroupCoordinator, group_id: str, generation_id: int, m
             raise IllegalGenerationError(f"group {group_id} does not exist (generation {generation_id})")
         group = Group(group_id, now_ms())
     if isinstance(group, ConsumerGroup):
-        validate_consumer_commit(group, generation_id, member_id, version)
+        validate_consumer_commit(group, generation_id, member_id, version, [(t, p) for t, p, *_ in offsets])
     else:
         _validate_commit(coord, group, generation_id, member_id, instance_id)
     logs = coord.broker.logs

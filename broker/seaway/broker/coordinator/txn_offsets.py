@@ -107,10 +107,11 @@ def _validate_member(group: Group, generation_id: int, member_id: str, instance_
         raise IllegalGenerationError(f"generation {generation_id} is not {group.generation_id}")
 
 
-def _validate_consumer_member(group: ConsumerGroup, member_epoch: int, member_id: str) -> None:
+def _validate_consumer_member(group: ConsumerGroup, member_epoch: int, member_id: str,
+                              partitions: list[TopicPartition]) -> None:
     """A consumer group's check of a transactional commit: a stale member epoch is ILLEGAL_GENERATION."""
     try:
-        validate_consumer_commit(group, member_epoch, member_id, 0, transactional=True)
+        validate_consumer_commit(group, member_epoch, member_id, 0, partitions, transactional=True)
     except StaleMemberEpochError as exc:
         raise IllegalGenerationError(str(exc)) from exc
 
@@ -136,7 +137,7 @@ def txn_commit_offsets(coord: GroupCoordinator, txn_coordinator: TransactionCoor
         if group is None:
             group = coord.groups[group_id] = Group(group_id, now_ms())
         if isinstance(group, ConsumerGroup):
-            _validate_consumer_member(group, generation_id, member_id)
+            _validate_consumer_member(group, generation_id, member_id, requested)
         else:
             _validate_member(group, generation_id, member_id, instance_id)
     except KafkaProtocolError as exc:
