@@ -3,7 +3,11 @@ snapshot that adds them (an append, or for tables with id columns an upsert) wit
 
 **The chain.** Each DATA_WRITTEN event covers offsets ``start..next-1`` of one topic-partition for one
 table. The table's summary says where each partition stands (``committed``). An event is *accepted* when
-it starts exactly there (the partition then stands at its ``next``); *stale* when it ends before (its
+it starts exactly there (the partition then stands at its ``next``), or, for a partition the table has
+never held, when it is an *origin*: the first event of a task's chain that began with no offset in the
+table, from where its consumer started (a later event of that chain waits: were it accepted, the rows
+of the origin, lost with a committer that died holding it, would be skipped for good; the task sees the
+table still without the partition and sends the chain again from its origin); *stale* when it ends before (its
 rows are in the table already: a restarted task wrote them again); *overlapping* when it starts before
 and ends after (a replay cut differently: it is rejected and its files deleted; the task that sent it
 sees the table's offsets in COMMIT_COMPLETE and rewinds); and waits when it starts after (an earlier
@@ -57,13 +61,14 @@ class Written:
     files: list[dict[str, Any]]
     spec_id: int
     deletes: list[list[Any]] = field(default_factory=list)  # upserts: keys whose newest record is a tombstone
+    origin: bool = False  # the first of a chain begun with no offset in the table (see the module docstring)
     rounds: int = 0  # commits it waited through (a gap before it)
 
     @classmethod
     def from_event(cls, event: Mapping[str, Any]) -> Written:
         return cls(str(event["member"]), str(event["table"]), TopicPartition(event["topic"], int(event["partition"])),
                    int(event["start"]), int(event["next"]), list(event.get("files", ())), int(event.get("spec_id", 0)),
-                   list(event.get("deletes", ())))
+                   list(event.get("deletes", ())), bool(event.get("origin", False)))
 
 
 def chain(events: Sequence[Written], committed: Mapping[TopicPartition, int]
@@ -79,6 +84,8 @@ def chain(events: Sequence[Written], committed: Mapping[TopicPartition, int]
         progress = False
         for event in list(remaining):
             current = offsets.get(event.tp)
+            if current is None and not event.origin:
+                continue  # waits for its chain's origin
             if current is None or event.start == current:
                 accepted.append(event)
                 offsets[event.tp] = event.next

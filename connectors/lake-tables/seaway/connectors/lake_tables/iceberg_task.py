@@ -110,12 +110,12 @@ class IcebergWriter:
 
     def _write_table(self, name: str, tp: TopicPartition, file_set: FileSet, rows: pa.Table | None,
                      required: set[str]) -> None:
-        start = self.task.chain_start(name, tp, file_set.start)
+        start, origin = self.task.chain_start(name, tp, file_set.start)
         if file_set.end < start:
             return  # the table holds these offsets already (a replay)
         event: dict[str, Any] = {"type": control.DATA_WRITTEN, "table": name, "topic": tp.topic,
                                  "partition": tp.partition, "start": start, "next": file_set.end + 1,
-                                 "files": [], "spec_id": 0}
+                                 "files": [], "spec_id": 0, "origin": origin}
         if rows is not None and rows.num_rows:
             offsets = rows.column(_OFFSET)
             if offsets[0].as_py() < start:
@@ -154,6 +154,9 @@ class IcebergSinkTask(LakeSinkTask):
         self._lock = threading.Lock()
         self._chains: dict[Chain, int] = {}  # next offset each table's next event starts at
         self._floors: dict[Chain, int] = {}  # what each table holds, as last read or told
+        # where each chain begun with no offset in its table started: its first event is an origin, the
+        # only kind the committer accepts for a partition the table has never held
+        self._origins: dict[Chain, int] = {}
         self._expected: dict[str, dict[Chain, int]] = {}  # per commit id: the chains its DATA_COMPLETE reported
         self._resync: dict[TopicPartition, int] = {}  # rewound partitions: records above this are pre-seek
         self._all_partitions: tuple[float, set[TopicPartition]] = (0.0, set())
@@ -209,19 +212,25 @@ class IcebergSinkTask(LakeSinkTask):
         return records
 
     # -- offsets: chains per table and partition ------------------------------------------------------
-    def chain_start(self, table: str, tp: TopicPartition, set_start: int) -> int:
-        """Where the next DATA_WRITTEN of ``table`` for ``tp`` starts (writer thread)."""
+    def chain_start(self, table: str, tp: TopicPartition, set_start: int) -> tuple[int, bool]:
+        """Where the next DATA_WRITTEN of ``table`` for ``tp`` starts, and whether it is its chain's
+        origin (writer thread)."""
         key = (table, tp)
         with self._lock:
             start = self._chains.get(key)
-        if start is not None:
-            return start
+            if start is not None:
+                return start, start == self._origins.get(key)
         assert self.tables is not None
         floor = self.tables.offsets(table).get(tp)  # a table met for the first time (dynamic routing)
         with self._lock:
             if floor is not None:
                 self._floors[key] = floor
-            return self._chains.setdefault(key, floor if floor is not None and floor > set_start else set_start)
+                self._origins.pop(key, None)
+                return self._chains.setdefault(key, max(floor, set_start)), False
+            if key not in self._floors:
+                self._origins[key] = set_start
+            start = self._chains.setdefault(key, set_start)
+            return start, start == self._origins.get(key)
 
     def chain_advanced(self, table: str, tp: TopicPartition, next_offset: int) -> None:
         with self._lock:
@@ -270,6 +279,8 @@ class IcebergSinkTask(LakeSinkTask):
                 del self._chains[key]
             for key in [k for k in self._floors if k[1] in closing]:
                 del self._floors[key]
+            for key in [k for k in self._origins if k[1] in closing]:
+                del self._origins[key]
         for tp in closing:
             self._resync.pop(tp, None)
         self._elect()
@@ -322,10 +333,18 @@ class IcebergSinkTask(LakeSinkTask):
                             continue
                         key = (name, tp)
                         self._floors[key] = offset
+                        self._origins.pop(key, None)
                         if expected is None or not counted or key not in expected:
                             continue
                         if offset < expected[key] or offset > self._chains.get(key, offset):
                             rewind.add(tp)
+            if expected is not None and counted:
+                # a chain the table never took though this task sent past its origin: the committer that
+                # had the origin died with it; the chain is sent again from there
+                for key, sent_to in expected.items():
+                    origin = self._origins.get(key)
+                    if key not in self._floors and origin is not None and sent_to > origin:
+                        rewind.add(key[1])
         for tp in rewind:
             self._rewind(tp)
 
@@ -335,12 +354,13 @@ class IcebergSinkTask(LakeSinkTask):
             return
         with self._lock:
             floors = {k: v for k, v in self._floors.items() if k[1] == tp}
+            origins = {k: v for k, v in self._origins.items() if k[1] == tp and k not in floors}
             for key in [k for k in self._chains if k[1] == tp]:
                 del self._chains[key]
-            self._chains.update(floors)
-        if not floors:
+            self._chains.update(floors)  # a chain without a floor begins again at its origin (chain_start)
+        if not floors and not origins:
             return
-        target = min(floors.values())
+        target = min([*floors.values(), *origins.values()])
         seen = max(buffer.open.end if buffer.open is not None else -1,
                    (buffer.committed or 0) - 1)
         log.warning("%s: the tables hold offsets %s, not what this task sent; going on from %d", tp,
