@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from seaway.broker.log.config import TOPIC_CONFIG_DEFS, LogConfig, broker_value, parse_broker_value
+from seaway.broker.log.config import TOPIC_CONFIG_DEFS, KeyedConfig, LogConfig, parse_broker_value
 from seaway.broker.security.settings import (
     PROTOCOLS,
     SECURITY_CONFIGS,
@@ -62,7 +62,6 @@ from seaway.configdef import (
     CompositeValidator,
     ConfigDef,
     ConfigException,
-    ConfigKey,
     ConfigType,
     Range,
     Validator,
@@ -102,34 +101,10 @@ validation, docs); :data:`BROKER_CONFIG_DEFS` adds whether DescribeConfigs hides
 
 
 @dataclass(frozen=True)
-class BrokerConfigDef:
+class BrokerConfigDef(KeyedConfig):
     """One broker config: its key in :data:`BROKER_CONFIG_DEF` and whether its value is secret."""
 
-    key: ConfigKey
     is_sensitive: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.key.name
-
-    @property
-    def type(self) -> ConfigType:
-        return self.key.type
-
-    @property
-    def default(self) -> Any:
-        return broker_value(self.key.default)
-
-    @property
-    def doc(self) -> str:
-        return self.key.documentation
-
-    @property
-    def attr(self) -> str:
-        return self.name.replace(".", "_")
-
-    def default_string(self) -> str | None:
-        return self.key.default_string()
 
 
 def _validator(type: ConfigType, minimum: float | None, choices: tuple[str, ...]) -> Validator | None:

@@ -45,6 +45,7 @@ __all__ = [
     "TOPIC_CONFIG_DEFS",
     "ConfigEntry",
     "ConfigSource",
+    "KeyedConfig",
     "LogConfig",
     "TopicConfigDef",
     "broker_value",
@@ -96,17 +97,11 @@ TOPIC_CONFIG_DEF = ConfigDef()
 
 
 @dataclass(frozen=True)
-class TopicConfigDef:
-    """One topic config: its key in :data:`TOPIC_CONFIG_DEF`, and where its default comes from.
-
-    ``synonyms`` lists the broker properties that supply the default, in Kafka's
-    precedence order (``log.retention.ms`` before ``.minutes`` before ``.hours``).
-    """
+class KeyedConfig:
+    """A broker-side config backed by one config-engine key: the names DescribeConfigs and the
+    broker's parsers read, in one place for topic and broker configs."""
 
     key: ConfigKey
-    synonyms: tuple[str, ...] = ()
-    is_sensitive: bool = False
-    read_only: bool = False
 
     @property
     def name(self) -> str:
@@ -132,12 +127,28 @@ class TopicConfigDef:
     def attr(self) -> str:
         return self.name.replace(".", "_")
 
+    def default_string(self) -> str | None:
+        return self.key.default_string()
+
     def parse(self, raw: str) -> Any:
         """Parse and validate; raises InvalidConfigError naming the key (Kafka's text)."""
         try:
             return parse_broker_value(self.key, raw)
         except ConfigException as exc:
             raise InvalidConfigError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class TopicConfigDef(KeyedConfig):
+    """One topic config: its key in :data:`TOPIC_CONFIG_DEF`, and where its default comes from.
+
+    ``synonyms`` lists the broker properties that supply the default, in Kafka's
+    precedence order (``log.retention.ms`` before ``.minutes`` before ``.hours``).
+    """
+
+    synonyms: tuple[str, ...] = ()
+    is_sensitive: bool = False
+    read_only: bool = False
 
 
 def _t(name: str, type: ConfigType, default: Any, doc: str, synonyms: tuple[str, ...] = (),
