@@ -29,6 +29,7 @@ from seaway.connectors.mirror.maker_config import FlowPair, MirrorMakerConfig
 from seaway.connectors.mirror.offset_sync_store import SYNCS_PER_PARTITION, OffsetSyncStore
 from seaway.connectors.mirror.offset_sync_writer import OffsetSyncWriter, PartitionState
 from seaway.connectors.mirror.source_connector import is_cycle, should_replicate_topic
+from seaway.kafka_clients import STREAMING_CONSUMER
 
 # -- formats: Kafka's Struct encoding, checked byte by byte ---------------------------------------
 
@@ -348,6 +349,19 @@ def test_client_configs_take_kafkas_prefixes() -> None:
     assert consumer["auto.offset.reset"] == "earliest" and consumer["client.id"] == "A->B|m|replication-consumer"
     assert config.offset_syncs_producer()["bootstrap.servers"] == "b:9092"
     assert config.offset_syncs_topic() == "mm2-offset-syncs.A.internal"  # KIP-716: named after the other cluster
+
+
+def test_consumers_do_not_pause_a_second_on_a_full_queue_unless_the_user_says_so() -> None:
+    """librdkafka's fetch.queue.backoff.ms defaults to 1 s: a replication task behind its source
+    would idle most of each second (bench/mirror.py, 1 KiB records: 80k -> 150k records/s)."""
+    base = {"name": "m", "source.cluster.alias": "A", "target.cluster.alias": "B",
+            "source.cluster.bootstrap.servers": "a:9092", "target.cluster.bootstrap.servers": "b:9092"}
+    config = SourceConfig(base)
+    for consumer in (config.source_consumer("replication-consumer"), config.target_consumer("checkpoints")):
+        assert consumer["fetch.queue.backoff.ms"] == STREAMING_CONSUMER["fetch.queue.backoff.ms"] == "10"
+    own = SourceConfig({**base, "source.consumer.fetch.queue.backoff.ms": "250"})
+    assert own.source_consumer("replication-consumer")["fetch.queue.backoff.ms"] == "250"
+    assert own.target_consumer("checkpoints")["fetch.queue.backoff.ms"] == "10"
 
 
 def test_bad_configs_name_their_key() -> None:

@@ -32,7 +32,7 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, ConfigResource  # type: ignore[attr-defined]
 from confluent_kafka.cimpl import NewTopic
-from seaway.kafka_clients import close_producer
+from seaway.kafka_clients import STREAMING_CONSUMER, close_producer
 from seaway.schema_registry.errors import ErrorCode, RegistryError
 from seaway.schema_registry.log import LogRecord
 from seaway.schema_registry.settings import RegistrySettings
@@ -96,6 +96,8 @@ class KafkaSchemaLog:
             # librdkafka prefetches up to 64 MB per partition by default; replaying a topic of
             # large schemas then held that much in the client's queue (RSS after a restart).
             "queued.max.messages.kbytes": 8192,
+            # ... and without a 1 s pause each time those 8 MiB are full during a replay.
+            **STREAMING_CONSUMER,
         }
         self._consumer = Consumer(reader)
         # A second handle for watermark queries: on the reading handle they wait behind poll().

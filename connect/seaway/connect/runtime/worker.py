@@ -62,6 +62,7 @@ from seaway.connect.runtime.worker_connector import ConnectorStatusListener, Wor
 from seaway.connect.runtime.worker_sink_task import WorkerSinkTask
 from seaway.connect.runtime.worker_source_task import WorkerSourceTask
 from seaway.connect.runtime.worker_task import TaskStatusListener, WorkerTask
+from seaway.kafka_clients import STREAMING_CONSUMER
 
 __all__ = ["TASK_CLASS_CONFIG", "StatusListener", "Worker", "reverse_transform"]
 
@@ -361,13 +362,10 @@ class Worker:
             props.update({"acks": "all", "max.in.flight.requests.per.connection": "1",
                           "enable.idempotence": "false", "message.timeout.ms": "0", "linger.ms": "5"})
         elif client == "consumer":
-            # librdkafka stops fetching once its prefetch queue holds queued.max.messages.kbytes
-            # (64 MiB: ~100k records of 600 bytes) and by default looks again only after
-            # fetch.queue.backoff.ms = 1 s, so a task slower than the broker drains the queue
-            # and then idles for up to a second (measured: 0.6 s stalls in bench/lake_sink.py).
-            # Kafka's Java consumer fetches again as soon as poll() has drained its buffer.
+            # STREAMING_CONSUMER: no 1 s pause each time librdkafka's prefetch queue is full
+            # (measured: 0.6 s stalls in bench/lake_sink.py before it).
             props.update({"enable.auto.commit": "false", "auto.offset.reset": "earliest",
-                          "fetch.queue.backoff.ms": "10", "isolation.level": "read_committed"})
+                          **STREAMING_CONSUMER, "isolation.level": "read_committed"})
         if client == "admin":  # Kafka: a connector's admin client starts from the top-level settings
             props.update(self.config.client_security.top_level)
         props.update(self.config.client_props(client + "."))

@@ -38,7 +38,7 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic  # type: ignore[attr-defined]
 from seaway.errors import SeawayError
-from seaway.kafka_clients import close_producer
+from seaway.kafka_clients import STREAMING_CONSUMER, close_producer
 
 __all__ = ["FencedError", "InternalTopicError", "KafkaBasedLog", "TransactionalWriter", "ensure_topic"]
 
@@ -124,7 +124,8 @@ class KafkaBasedLog:
                                  **producer_config}
         self._consumer_config = {"enable.auto.commit": False, "auto.offset.reset": "earliest",
                                  "enable.partition.eof": False, "group.id": f"seaway-internal-{topic}",
-                                 "fetch.wait.max.ms": 50, **consumer_config, "isolation.level": "read_committed"}
+                                 "fetch.wait.max.ms": 50, **STREAMING_CONSUMER, **consumer_config,
+                                 "isolation.level": "read_committed"}
         self._callback = callback
         self._name = name or topic
         self._producer: Producer | None = None

@@ -32,6 +32,7 @@ from seaway.connectors.spark_source.options import (
     SubscribePattern,
     TopicPartition,
 )
+from seaway.kafka_clients import STREAMING_CONSUMER
 from seaway.librdkafka_log import client_logging
 
 __all__ = ["INTERNAL_TOPICS", "TopicView", "consumer_config", "describe_kafka_error"]
@@ -47,15 +48,15 @@ _HOPELESS = {KafkaError._AUTHENTICATION, KafkaError.SASL_AUTHENTICATION_FAILED, 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 """Kafka's internal topics: never matched by ``subscribePattern`` (Spark lists non-internal topics only)."""
 
-# Executor reads: fetch big, never reset, never commit. fetch.queue.backoff.ms: librdkafka
+# Executor reads: fetch big, never reset, never commit. STREAMING_CONSUMER: librdkafka
 # otherwise pauses a partition's fetches for a second whenever its local queue is "full"
 # (queued.min.messages), which a reader that drains the queue in big batches hits at once.
 _READ_DEFAULTS = {
+    **STREAMING_CONSUMER,
     "enable.auto.commit": "false",
     "enable.auto.offset.store": "false",
     "auto.offset.reset": "error",
     "enable.partition.eof": "false",
-    "fetch.queue.backoff.ms": "5",
     "queued.min.messages": "200000",
     "max.partition.fetch.bytes": str(8 << 20),
     "fetch.max.bytes": str(64 << 20),
