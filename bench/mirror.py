@@ -47,6 +47,7 @@ if str(ROOT) not in sys.path:
 
 import httpx  # noqa: E402
 from confluent_kafka import Consumer, Producer, TopicPartition  # noqa: E402
+from seaway.kafka_clients import STREAMING_CONSUMER  # noqa: E402
 
 from bench._common import cpu_seconds, create_topic, delete_topic, start_broker  # noqa: E402
 from tests.connect.distributed.dist_support import (  # noqa: E402
@@ -116,8 +117,10 @@ def observe(progress: Callable[[], int], total: int, stop: threading.Event | Non
 
 
 def hand_loop(source: str, target: str, topic: str, out_topic: str, total: int, done: threading.Event) -> None:
+    # The mirror task's own consumer settings (no 1 s pause on a full prefetch queue), so the
+    # ratio compares the copy, not librdkafka's backoff.
     consumer = Consumer({"bootstrap.servers": source, "group.id": f"bench-hand-{uuid.uuid4().hex}",
-                         "enable.auto.commit": False})
+                         "enable.auto.commit": False, **STREAMING_CONSUMER})
     consumer.assign([TopicPartition(topic, p, 0) for p in range(PARTITIONS)])
     producer = Producer({"bootstrap.servers": target, **PRODUCER_PROPS})
     errors: list[object] = []
