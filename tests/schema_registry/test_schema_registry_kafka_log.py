@@ -60,7 +60,6 @@ def test_log_creates_compacted_topic_and_reads_its_own_writes(
         again.close()
 
 
-@pytest.mark.timeout(60)
 @pytest.mark.timeout(120)
 def test_replay_never_waits_out_librdkafkas_queue_backoff(shared_broker: BrokerProcess, topic_name: str) -> None:
     """A replay slower than the broker fills the reader's 8 MiB prefetch queue; with librdkafka's
@@ -78,23 +77,26 @@ def test_replay_never_waits_out_librdkafkas_queue_backoff(shared_broker: BrokerP
                 producer.poll(0)
         assert producer.flush(30) == 0
         end = log.end_offset()
-        position, pauses, last = 0, [], time.monotonic()
+        position, pauses, last = 0, [0.0], None
         while position < end:
             records = reader.read(position, 5.0)
             now = time.monotonic()
-            pauses.append(now - last)
-            for record in records:  # the registry's work per schema, roughly: slower than the broker
-                busy_until = time.perf_counter() + 50e-6
+            if last is not None:  # the first read includes the client's start-up
+                pauses.append(now - last)
+            for record in records:  # some work per schema: slower than the broker streams
+                busy_until = time.perf_counter() + 20e-6
                 while time.perf_counter() < busy_until:
                     pass
                 position = record.offset + 1
             last = time.monotonic()
+        # seen: 2-5 ms; with librdkafka's default backoff 0.87-0.95 s
         assert max(pauses) < 0.5, f"a read waited {max(pauses):.2f} s"
     finally:
         reader.close()
         log.close()
 
 
+@pytest.mark.timeout(60)
 def test_log_refuses_a_topic_that_is_not_compacted(shared_broker: BrokerProcess, topic_name: str) -> None:
     _create_topic(shared_broker.bootstrap, topic_name, 1, {"cleanup.policy": "delete"})
     with pytest.raises(SchemaTopicError, match="compact"):

@@ -32,6 +32,7 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 from seaway.console.decoding import Decoded, FrameDecoder, show_bytes
 from seaway.console.errors import ConsoleError
 from seaway.console.kafka import KafkaGateway
+from seaway.kafka_clients import STREAMING_CONSUMER
 
 __all__ = ["BATCH", "DLQ_PREFIX", "MAX_SCAN", "MODES", "BrowsePlan", "BrowseQuery", "Record", "plan_browse", "read"]
 
@@ -166,7 +167,7 @@ async def read(gateway: KafkaGateway, decoder: FrameDecoder, plan: BrowsePlan,
     consumer = Consumer(gateway.client_config(**{
         "group.id": "seaway-console-browser", "enable.auto.commit": False, "enable.partition.eof": True,
         "auto.offset.reset": "latest", "fetch.wait.max.ms": 100, "queued.max.messages.kbytes": 16384,
-        "isolation.level": "read_committed"}))
+        **STREAMING_CONSUMER, "isolation.level": "read_committed"}))
     try:
         consumer.assign([TopicPartition(query.topic, p, start) for p, (start, _) in plan.ranges.items()])
         pending = set(plan.ranges)

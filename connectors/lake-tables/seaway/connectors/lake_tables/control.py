@@ -42,7 +42,7 @@ from confluent_kafka import OFFSET_END, Consumer, KafkaException, Producer
 from confluent_kafka import TopicPartition as KafkaTopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 from seaway.connect.api import ConnectError
-from seaway.kafka_clients import close_producer
+from seaway.kafka_clients import STREAMING_CONSUMER, close_producer
 from seaway.properties import load_properties_file
 from seaway.security.kafka_client import ClientConfigError, librdkafka_config
 
@@ -117,7 +117,7 @@ class ControlChannel:
         _ensure_topic(self._settings, topic)
         self.producer = Producer({**self._settings, "enable.idempotence": True, "acks": "all", "linger.ms": 0})
         self.consumer = Consumer({**self._settings, "group.id": group_id, "enable.auto.commit": False,
-                                  "auto.offset.reset": "latest", "fetch.wait.max.ms": 50})
+                                  "auto.offset.reset": "latest", "fetch.wait.max.ms": 50, **STREAMING_CONSUMER})
         metadata = self.consumer.list_topics(topic, timeout=30)
         partitions = sorted(metadata.topics[topic].partitions) if topic in metadata.topics else [0]
         self.consumer.assign([KafkaTopicPartition(topic, p, OFFSET_END) for p in partitions])

@@ -34,6 +34,7 @@ from seaway.connectors.mirror.policy import (
     ReplicationPolicy,
     replication_policy,
 )
+from seaway.kafka_clients import STREAMING_CONSUMER
 
 __all__ = [
     "MirrorClient",
@@ -101,6 +102,8 @@ class MirrorClient:
         topic = self.policy.checkpoints_topic(remote_cluster_alias)
         config = _client_config(self.props, "consumer.")
         config.setdefault("group.id", f"mm2-client-{group}")
+        for key, value in STREAMING_CONSUMER.items():
+            config.setdefault(key, value)
         config["enable.auto.commit"] = "false"
         offsets: dict[TopicPartition, OffsetAndMetadata] = {}
         consumer = Consumer(config)
