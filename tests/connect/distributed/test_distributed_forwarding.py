@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import base64
 import functools
+import hashlib
+import hmac
 import json
 import time
 import uuid
@@ -13,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from confluent_kafka import Producer
 from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
 
 from tests.connect.distributed.dist_support import (
@@ -25,6 +28,7 @@ from tests.connect.distributed.dist_support import (
     wait_settled,
     worker_properties,
 )
+from tests.connect.exactly_once.eos_support import config_records, session_key
 from tests.support.broker import BrokerProcess
 
 
@@ -37,7 +41,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[WorkerPro
         workers = [WorkerProcess(tmp_path / f"w{i}", worker_properties(broker.bootstrap, free_port(), group))
                    for i in range(2)]
         admin = AdminClient({"bootstrap.servers": broker.bootstrap})  # the sinks' topics exist up front
-        for future in admin.create_topics([NewTopic(f"t-{n}", 2, 1) for n in ("viale", "viafo", "s")]).values():
+        for future in admin.create_topics([NewTopic(f"t-{n}", 2, 1) for n in ("viale", "viafo", "s", "rw")]).values():
             future.result(30)
         start_all(workers)
         try:
@@ -145,3 +149,42 @@ def test_internal_task_endpoint_requires_a_valid_signature(cluster: list[WorkerP
     assert forged.status_code == 403 and forged.json()["message"] == "Internal request contained invalid signature."
     wait_for(lambda: _tasks_running(leader, "s"), 30, what="tasks published (signed) and RUNNING")
     time.sleep(0.1)
+
+
+@pytest.mark.timeout(90)
+def test_the_leader_reads_a_resume_another_worker_wrote_before_refusing_task_configs(
+        cluster: list[WorkerProcess], tmp_path: Path) -> None:
+    """Task configs posted right after a resume record (written by any worker, as Connect allows)
+    are written, though the leader's snapshot may still say STOPPED when they arrive."""
+    leader = wait_settled(cluster)
+    bootstrap, topic = leader.props["bootstrap.servers"], leader.props["config.storage.topic"]
+    assert leader.request("PUT", "/connectors/rw/config", json=_config(tmp_path, "rw")).status_code == 201
+    wait_for(functools.partial(_tasks_running, leader, "rw"), 30, what="rw tasks RUNNING")
+    key = session_key(bootstrap, topic)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    try:
+        for round_ in range(3):
+            assert leader.request("PUT", "/connectors/rw/stop").status_code == 204
+            wait_for(functools.partial(_stopped, leader, "rw"), 30, what=f"rw STOPPED (round {round_})")
+            marker = f"round-{round_}-{uuid.uuid4().hex[:6]}"
+            configs = [{**_config(tmp_path, "rw"), "task.class": "FileStreamSinkTask", "test.marker": marker}]
+            body = json.dumps(configs).encode()
+            # the resume record, as another worker writes it, then at once the owner's configs
+            producer.produce(topic, key=b"target-state-rw", value=json.dumps(
+                {"state": "STARTED", "state.v2": "STARTED"}).encode())
+            assert producer.flush(10) == 0
+            signature = base64.b64encode(hmac.new(key, body, hashlib.sha256).digest()).decode()
+            reply = leader.request("POST", "/connectors/rw/tasks?forward=true", content=body, headers={
+                "Content-Type": "application/json", "X-Connect-Authorization": signature,
+                "X-Connect-Request-Signature-Algorithm": "HmacSHA256"})
+            assert reply.status_code == 204, reply.text
+            written = [v for k, v in config_records(bootstrap, topic) if k == "task-rw-0" and v]
+            assert any(v["properties"].get("test.marker") == marker for v in written), (
+                f"round {round_}: the leader dropped task configs posted after the resume")
+            wait_for(lambda: leader.get("/connectors/rw/status").json()["tasks"], 30,
+                     what=f"rw tasks back (round {round_})")
+    except BaseException:
+        dump_logs(cluster)
+        raise
+    finally:
+        producer.flush(10)

@@ -204,8 +204,15 @@ class DistributedHerderBase(AbstractHerder):
         would leave a STOPPED connector with tasks (CI saw one never reach "stopped, no tasks"). The
         stop's writes and these are serialized, and the store reads its own writes back, so a
         connector stopped before this write is seen here.
+
+        The leader reads the config topic to its end first: a target state any worker wrote before
+        the owner generated these configs is in the log, though maybe not yet in the leader's
+        snapshot. A resume the owner has read (and reconfigured for) while the leader still saw
+        STOPPED would otherwise drop the new generation, and nothing would publish it again (CI saw
+        a resumed connector left with no tasks).
         """
         async with self._task_configs_writes:
+            await asyncio.to_thread(self.config_store.read_to_end)
             snapshot = self.config_store.snapshot()
             if snapshot.contains(name) and snapshot.target_state(name) is TargetState.STOPPED:
                 log.info("Not writing task configs of %s: it was stopped", name)
