@@ -38,7 +38,16 @@ per record (the mean over the rounds, from /proc). Cases (``--cases``, default a
   tool's p99 latency (send to acknowledgement, so it includes time queued in the producer);
 - ``java-consume``: ``ConsumerPerformance`` (kafka-consumer-perf-test) reading the acks=all
   1- and 6-partition topics (the Java consumer has no such pause: it fetches as ``poll()``
-  drains its buffer);
+  drains its buffer). Each broker's run lays out its own topic: a broker that acknowledges
+  sooner gets smaller batches from the Java producer (Seaway's 100 B x 6 p topic held 20,046
+  batches to Kafka's 14,963), and the consumer pays per batch. So the consumer also reads a
+  topic laid out the same on both (``same batches``): librdkafka writes full 16 KiB batches
+  (the Java producer's ``batch.size``) with a linger long enough that no batch leaves early.
+  The Java consumer has one fetch in flight per broker and asks for the next only when
+  ``poll()`` has drained the last one, so it waits a whole round trip per 1 MiB answer: the
+  ``fetch round trip`` cases time that wait alone: a raw client fetching each same-layout
+  topic with the consumer's ``max.partition.fetch.bytes`` (1 MiB) for every partition, one
+  request at a time (mean of every request; lower is better);
 - ``many``: 50 Java producers (each its own connection, client defaults) sending 1,000
   records/s each (100 B, 6 partitions) and one Java consumer, in one JVM
   (``bench/java/ManyProducers.java``): end-to-end latency (send to the consumer's poll)
@@ -78,7 +87,9 @@ import os
 import platform
 import re
 import shutil
+import socket
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
@@ -96,6 +107,10 @@ import httpx
 from _common import MIB, create_topic, delete_topic
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka import libversion as librdkafka_version
+from seaway.protocol.framing import request_frame
+from seaway.protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
+from seaway.protocol.messages.fetch_response import FetchResponse
+from seaway.protocol.primitives import Reader
 
 from tests.connect.distributed.dist_support import WorkerProcess, free_port, worker_properties
 from tests.peer.apache_kafka import (
@@ -190,11 +205,16 @@ def _java_tls(material: Material | None) -> list[str]:
     return ["security.protocol=SSL", "ssl.truststore.type=PEM", f"ssl.truststore.location={material.ca}"]
 
 
+SAME_BATCHES: dict[str, Any] = {"batch.size": 16_384, "linger.ms": 5_000}
+"""librdkafka settings that write only full 16 KiB batches (the Java producer's ``batch.size``):
+the queue is filled faster than a batch lingers, so every broker gets the same layout."""
+
+
 def librdkafka_produce(bootstrap: str, topic: str, partitions: int, size: int, count: int, acks: str,
-                       material: Material | None = None) -> Figure:
+                       material: Material | None = None, **settings: Any) -> Figure:
     producer = Producer({"bootstrap.servers": bootstrap, "acks": acks, "linger.ms": 10, "batch.size": 1_000_000,
                          "compression.type": "none", "queue.buffering.max.messages": 2_000_000,
-                         "queue.buffering.max.kbytes": 2_000_000, "log_level": 4, **_tls(material)})
+                         "queue.buffering.max.kbytes": 2_000_000, "log_level": 4, **_tls(material), **settings})
     value = (bytes(range(256)) * (size // 256 + 1))[:size]
     failures: list[object] = []
 
@@ -288,6 +308,59 @@ def perf_consumer(bootstrap: str, topic: str, count: int) -> Figure:
         raise RuntimeError(f"ConsumerPerformance read {row[4]} of {count}")
     return Figure(float(row[9]), "rec/s", note=f"{float(row[8]):.0f} MB/s (after its {row[6]} ms group join)",
                   records=count)
+
+
+_BATCH_HEAD = struct.Struct(">qi")  # a record batch's baseOffset and batchLength
+_RECORD_COUNT_AT = 57  # a v2 record batch's record count, from the batch's start
+
+
+def fetch_round_trip(bootstrap: str, topic: str, partitions: int, count: int,
+                     partition_max_bytes: int = MIB) -> Figure:
+    """Mean ms from sending a Fetch (v11, every partition) to the last byte of its answer, one at a time."""
+    host, port = bootstrap.rsplit(":", 1)
+    waits: list[float] = []
+    buffer = memoryview(bytearray(64 * MIB))
+    head = bytearray(4)
+    offsets = [0] * partitions
+    ends = [count // partitions + (1 if p < count % partitions else 0) for p in range(partitions)]
+    with socket.create_connection((host, int(port)), timeout=30) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        while offsets != ends:
+            request = FetchRequest(
+                replica_id=-1, max_wait_ms=500, min_bytes=1, max_bytes=50 * MIB, isolation_level=0, session_id=0,
+                session_epoch=-1, topics=[FetchTopic(topic=topic, partitions=[
+                    FetchPartition(partition=p, fetch_offset=o, partition_max_bytes=partition_max_bytes)
+                    for p, o in enumerate(offsets) if o < ends[p]])])
+            frame = request_frame(request, 11, len(waits) + 1, "seaway-bench-rtt")
+            t0 = time.perf_counter()
+            sock.sendall(frame)
+            _recv_exact(sock, memoryview(head))
+            size = int.from_bytes(head, "big")
+            _recv_exact(sock, buffer[:size])
+            waits.append(time.perf_counter() - t0)
+            before = list(offsets)
+            for answer in FetchResponse.decode(Reader(buffer[:size], 4), 11).responses[0].partitions:
+                records, pos = answer.records, 0
+                while pos + _RECORD_COUNT_AT + 4 <= len(records):  # whole batches (Kafka may end on a partial one)
+                    base, length = _BATCH_HEAD.unpack_from(records, pos)
+                    if pos + 12 + length > len(records):
+                        break
+                    at = pos + _RECORD_COUNT_AT
+                    offsets[answer.partition_index] = base + int.from_bytes(records[at:at + 4], "big")
+                    pos += 12 + length
+            if offsets == before:
+                raise RuntimeError(f"a fetch at offsets {offsets} returned no whole batch")
+    ms = sorted(w * 1000 for w in waits)
+    return Figure(statistics.fmean(ms), "ms", records=count,
+                  note=f"{len(ms)} fetches, p50 {ms[len(ms) // 2]:.2f} p90 {ms[int(len(ms) * 0.9)]:.2f} ms")
+
+
+def _recv_exact(sock: socket.socket, view: memoryview) -> None:
+    while view:
+        n = sock.recv_into(view)
+        if not n:
+            raise RuntimeError("the broker closed the connection")
+        view = view[n:]
 
 
 def compile_java(folder: Path) -> Path:
@@ -448,6 +521,14 @@ def run_brokers(args: argparse.Namespace, sides: list[Side], material: Material,
                                 timed(side, f"java consumer {size:>4} B x{partitions}p", True,
                                       partial(perf_consumer, side.bootstrap, topic, n))
                             delete_topic(side.bootstrap, topic)
+                            if "java-consume" in groups and acks == "all":
+                                same = topic_on(side, f"same-{size}-{partitions}", partitions)
+                                librdkafka_produce(side.bootstrap, same, partitions, size, n, "all", **SAME_BATCHES)
+                                timed(side, f"java consumer {size:>4} B x{partitions}p, same batches", True,
+                                      partial(perf_consumer, side.bootstrap, same, n))
+                                timed(side, f"fetch round trip {size:>4} B x{partitions}p, same batches", False,
+                                      partial(fetch_round_trip, side.bootstrap, same, partitions, n))
+                                delete_topic(side.bootstrap, same)
         if "many" in groups and compiled is not None:
             for side in order:
                 topic = topic_on(side, "many", 6)
