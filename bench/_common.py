@@ -59,6 +59,7 @@ __all__ = [
     "fmt_rate",
     "plain_connect",
     "record_overhead_batch",
+    "recv_exact",
     "replay",
     "start_broker",
 ]
@@ -202,6 +203,15 @@ def plain_connect(port: int) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", port))
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return sock
+
+
+def recv_exact(sock: socket.socket, view: memoryview) -> None:
+    """Fill ``view`` from ``sock`` (a response frame read whole); the peer closing first is an error."""
+    while view:
+        n = sock.recv_into(view)
+        if not n:
+            raise ConnectionError("peer closed the connection")
+        view = view[n:]
 
 
 def _replay_one(

@@ -54,6 +54,7 @@ from _common import (
     delete_topic,
     fmt_rate,
     plain_connect,
+    recv_exact,
     replay,
     start_broker,
 )
@@ -71,13 +72,6 @@ _SIZE = struct.Struct(">i")
 _BATCH = struct.Struct(">qi")  # baseOffset, batchLength
 _COUNT = struct.Struct(">i")
 
-
-def _recv_exact(sock: socket.socket, view: memoryview) -> None:
-    while view:
-        n = sock.recv_into(view)
-        if not n:
-            raise ConnectionError("peer closed the connection")
-        view = view[n:]
 
 
 def _fetch_frame(topic: str, offsets: list[int], correlation_id: int) -> bytes:
@@ -108,9 +102,9 @@ def raw_fetch(port: int, topic: str, partitions: int, end_offsets: list[int], pa
             while offsets != end_offsets:
                 corr += 1
                 sock.sendall(_fetch_frame(topic, offsets, corr))
-                _recv_exact(sock, memoryview(head))
+                recv_exact(sock, memoryview(head))
                 (size,) = _SIZE.unpack(head)
-                _recv_exact(sock, view[:size])
+                recv_exact(sock, view[:size])
                 response = FetchResponse.decode(Reader(view[:size], 4), FETCH_VERSION)
                 for t in response.responses:
                     for p in t.partitions:
@@ -139,7 +133,7 @@ def sendfile_ceiling(paths: list[Path], passes: int = 1, send_buffer: int = -1) 
         with socket.create_connection(("127.0.0.1", server.port)) as sock:
             t0 = time.perf_counter()
             head = bytearray(8)
-            _recv_exact(sock, memoryview(head))
+            recv_exact(sock, memoryview(head))
             (left,) = struct.unpack(">q", head)
             while left:
                 n = sock.recv_into(view[: min(left, len(buf))])

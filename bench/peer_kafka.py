@@ -104,7 +104,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import httpx
-from _common import MIB, create_topic, delete_topic
+from _common import MIB, create_topic, delete_topic, recv_exact
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka import libversion as librdkafka_version
 from seaway.protocol.framing import request_frame
@@ -334,9 +334,9 @@ def fetch_round_trip(bootstrap: str, topic: str, partitions: int, count: int,
             frame = request_frame(request, 11, len(waits) + 1, "seaway-bench-rtt")
             t0 = time.perf_counter()
             sock.sendall(frame)
-            _recv_exact(sock, memoryview(head))
+            recv_exact(sock, memoryview(head))
             size = int.from_bytes(head, "big")
-            _recv_exact(sock, buffer[:size])
+            recv_exact(sock, buffer[:size])
             waits.append(time.perf_counter() - t0)
             before = list(offsets)
             for answer in FetchResponse.decode(Reader(buffer[:size], 4), 11).responses[0].partitions:
@@ -354,13 +354,6 @@ def fetch_round_trip(bootstrap: str, topic: str, partitions: int, count: int,
     return Figure(statistics.fmean(ms), "ms", records=count,
                   note=f"{len(ms)} fetches, p50 {ms[len(ms) // 2]:.2f} p90 {ms[int(len(ms) * 0.9)]:.2f} ms")
 
-
-def _recv_exact(sock: socket.socket, view: memoryview) -> None:
-    while view:
-        n = sock.recv_into(view)
-        if not n:
-            raise RuntimeError("the broker closed the connection")
-        view = view[n:]
 
 
 def compile_java(folder: Path) -> Path:

@@ -40,7 +40,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import MIB, create_topic, plain_connect, start_broker
+from _common import MIB, create_topic, plain_connect, recv_exact, start_broker
 from seaway.protocol.framing import request_frame
 from seaway.protocol.messages.fetch_request import FetchPartition, FetchRequest, FetchTopic
 from seaway.protocol.messages.fetch_response import FetchResponse
@@ -121,13 +121,6 @@ def _fetch_frame(topic: str, offsets: list[int], correlation_id: int, isolation:
     return request_frame(request, FETCH_VERSION, correlation_id, "seaway-bench")
 
 
-def _recv_exact(sock: socket.socket, view: memoryview) -> None:
-    while view:
-        n = sock.recv_into(view)
-        if not n:
-            raise ConnectionError("peer closed the connection")
-        view = view[n:]
-
 
 def raw_fetch(port: int, topic: str, ends: list[int], isolation: int, passes: int) -> tuple[float, int, int]:
     """Fetch every partition from 0 to its end, ``passes`` times: (seconds, batch bytes,
@@ -152,9 +145,9 @@ def _fetch_pass(sock: socket.socket, view: memoryview, head: bytearray, topic: s
     while offsets != ends:
         corr += 1
         sock.sendall(_fetch_frame(topic, offsets, corr, isolation))
-        _recv_exact(sock, memoryview(head))
+        recv_exact(sock, memoryview(head))
         (size,) = _SIZE.unpack(head)
-        _recv_exact(sock, view[:size])
+        recv_exact(sock, view[:size])
         response = FetchResponse.decode(Reader(view[:size], 4), FETCH_VERSION)
         for t in response.responses:
             for p in t.partitions:
