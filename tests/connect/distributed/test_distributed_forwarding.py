@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import base64
 import functools
-import hashlib
-import hmac
 import json
 import time
 import uuid
@@ -28,7 +26,7 @@ from tests.connect.distributed.dist_support import (
     wait_settled,
     worker_properties,
 )
-from tests.connect.exactly_once.eos_support import config_records, session_key
+from tests.connect.exactly_once.eos_support import config_records, session_key, signed
 from tests.support.broker import BrokerProcess
 
 
@@ -173,10 +171,8 @@ def test_the_leader_reads_a_resume_another_worker_wrote_before_refusing_task_con
             producer.produce(topic, key=b"target-state-rw", value=json.dumps(
                 {"state": "STARTED", "state.v2": "STARTED"}).encode())
             assert producer.flush(10) == 0
-            signature = base64.b64encode(hmac.new(key, body, hashlib.sha256).digest()).decode()
-            reply = leader.request("POST", "/connectors/rw/tasks?forward=true", content=body, headers={
-                "Content-Type": "application/json", "X-Connect-Authorization": signature,
-                "X-Connect-Request-Signature-Algorithm": "HmacSHA256"})
+            reply = leader.request("POST", "/connectors/rw/tasks?forward=true", content=body,
+                                   headers={"Content-Type": "application/json", **signed(key, body)})
             assert reply.status_code == 204, reply.text
             written = [v for k, v in config_records(bootstrap, topic) if k == "task-rw-0" and v]
             assert any(v["properties"].get("test.marker") == marker for v in written), (

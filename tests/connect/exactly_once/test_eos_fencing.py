@@ -14,9 +14,6 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import signal
 import uuid
 from pathlib import Path
@@ -37,6 +34,7 @@ from tests.connect.exactly_once.eos_support import (
     freeze_inside_a_transaction,
     read_values,
     session_key,
+    signed,
 )
 
 COUNTER = f"{EOS_CONNECTORS}.CounterSource"
@@ -76,11 +74,6 @@ def _fenced(producer: Producer) -> bool:
     except KafkaException as e:
         return bool(e.args[0].fatal()) and "fenced" in str(e).lower()
     return False
-
-
-def _sign(key: bytes, body: bytes = b"") -> dict[str, str]:
-    return {"X-Connect-Authorization": base64.b64encode(hmac.new(key, body, hashlib.sha256).digest()).decode(),
-            "X-Connect-Request-Signature-Algorithm": "HmacSHA256"}
 
 
 @pytest.mark.timeout(240)
@@ -182,20 +175,20 @@ def test_a_new_generation_fences_the_old_one_and_the_fence_endpoint(eos_broker: 
         assert unsigned.status_code == 400, unsigned.text
         assert unsigned.json()["message"] == "Internal request missing required signature"
         key = session_key(bootstrap, configs)
-        forged = follower.request("PUT", "/connectors/gen/fence", headers=_sign(b"not the key"))
+        forged = follower.request("PUT", "/connectors/gen/fence", headers=signed(b"not the key"))
         assert forged.status_code == 403, forged.text
-        assert follower.request("PUT", "/connectors/nope/fence", headers=_sign(key)).status_code == 404
-        fenced = follower.request("PUT", "/connectors/gen/fence", headers=_sign(key))
+        assert follower.request("PUT", "/connectors/nope/fence", headers=signed(key)).status_code == 404
+        fenced = follower.request("PUT", "/connectors/gen/fence", headers=signed(key))
         assert fenced.status_code == 204, fenced.text
         assert _fenced(old), "/fence left the old producer able to commit"
         counts = [v for k, v in config_records(bootstrap, configs) if k == "tasks-fencing-gen"]
         assert counts[-1] == {"task-count": 0}, counts
-        assert leader.request("PUT", "/connectors/gen/fence", headers=_sign(key)).status_code == 204  # nothing pending
+        assert leader.request("PUT", "/connectors/gen/fence", headers=signed(key)).status_code == 204  # nothing pending
 
         sink = leader.request("PUT", "/connectors/sink/config", json={
             "connector.class": "FileStreamSink", "file": str(tmp_path / "sink.txt"), "topics": topic})
         assert sink.status_code == 201, sink.text
-        not_source = leader.request("PUT", "/connectors/sink/fence", headers=_sign(key))
+        not_source = leader.request("PUT", "/connectors/sink/fence", headers=signed(key))
         assert not_source.status_code == 400 and "is not a source connector" in not_source.json()["message"]
 
         values = read_values(bootstrap, topic) + read_values(bootstrap, topic, partition=1)
