@@ -48,6 +48,12 @@ per record (the mean over the rounds, from /proc). Cases (``--cases``, default a
   ``fetch round trip`` cases time that wait alone: a raw client fetching each same-layout
   topic with the consumer's ``max.partition.fetch.bytes`` (1 MiB) for every partition, one
   request at a time (mean of every request; lower is better);
+- ``fetch-rtt``: the ``fetch round trip`` alone, on two 6-partition same-layout topics (100 B and
+  1 KiB records) written once per broker and read :data:`RTT_WARMUP_PASSES` times before
+  the first timed pass, then one timed pass per round: ``java-consume`` times one pass per
+  topic right after writing it, when a fresh Kafka is still compiling and the page cache is
+  dirty, and passes spread 2.7-6 ms on both brokers; run this group with ``--repeat 8`` or
+  more to compare the brokers' round trips;
 - ``many``: 50 Java producers (each its own connection, client defaults) sending 1,000
   records/s each (100 B, 6 partitions) and one Java consumer, in one JVM
   (``bench/java/ManyProducers.java``): end-to-end latency (send to the consumer's poll)
@@ -130,7 +136,10 @@ BROKER_SETTINGS = {"group.initial.rebalance.delay.ms": "0", "group.min.session.t
                    "auto.create.topics.enable": "false", "num.partitions": "1"}
 """The same on both brokers: rebalances start at once, so the protocol is what is timed."""
 
-CASE_GROUPS = ("librdkafka", "java-produce", "java-consume", "many", "e2e", "rebalance", "tls")
+CASE_GROUPS = ("librdkafka", "java-produce", "java-consume", "fetch-rtt", "many", "e2e", "rebalance", "tls")
+RTT_WARMUP_PASSES = 3
+"""Passes over a fetch-rtt topic before timing it (Kafka's 6 MiB round trip falls from 3-6 ms to ~2 ms as
+its JIT compiles the fetch path; Seaway's is flat)."""
 JAVA_SOURCE = Path(__file__).resolve().parent / "java" / "ManyProducers.java"
 GIB = 1 << 30
 
@@ -472,9 +481,22 @@ def run_brokers(args: argparse.Namespace, sides: list[Side], material: Material,
         create_topic(side.bootstrap, topic, partitions)
         return topic
 
+    rtt_topics: dict[tuple[str, int], str] = {}  # (side, size): the fetch-rtt group's topic, kept across rounds
     for r in range(args.repeat):
         order = sides[r % len(sides):] + sides[:r % len(sides)]
         print(f"round {r + 1}/{args.repeat}", flush=True)
+        if "fetch-rtt" in groups:
+            for size in (100, 1024):
+                n = perf_n if size == 100 else perf_n // 4
+                for side in order:
+                    topic = rtt_topics.get((side.name, size))
+                    if topic is None:  # laid out once, then warmed: a fresh JVM's first passes time its JIT
+                        topic = rtt_topics[(side.name, size)] = topic_on(side, f"rtt-{size}", 6)
+                        librdkafka_produce(side.bootstrap, topic, 6, size, n, "all", **SAME_BATCHES)
+                        for _ in range(RTT_WARMUP_PASSES):
+                            fetch_round_trip(side.bootstrap, topic, 6, n)
+                    timed(side, f"fetch round trip {size:>4} B x6p, warm", False,
+                          partial(fetch_round_trip, side.bootstrap, topic, 6, n))
         if "librdkafka" in groups:
             for size, count in ((100, n100), (1024, n1k)):
                 for partitions in (1, 6):
@@ -591,6 +613,8 @@ def run_brokers(args: argparse.Namespace, sides: list[Side], material: Material,
                     case(f"{tag} java producer 1024 B x6p acks=all p99", False).offer(side.name,
                                                                                       got[0] if got else None)
                     delete_topic(side.bootstrap, topic)
+    for (name, _), topic in rtt_topics.items():
+        delete_topic(next(side for side in sides if side.name == name).bootstrap, topic)
     return list(cases.values())
 
 
