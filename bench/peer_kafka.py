@@ -51,9 +51,9 @@ per record (the mean over the rounds, from /proc). Cases (``--cases``, default a
 - ``fetch-rtt``: the ``fetch round trip`` alone, on two 6-partition same-layout topics (100 B and
   1 KiB records) written once per broker and read :data:`RTT_WARMUP_PASSES` times before
   the first timed pass, then one timed pass per round: ``java-consume`` times one pass per
-  topic right after writing it, when a fresh Kafka is still compiling and the page cache is
-  dirty, and passes spread 2.7-6 ms on both brokers; run this group with ``--repeat 8`` or
-  more to compare the brokers' round trips;
+  topic right after writing it and reading it with the Java consumer, when a fresh Kafka is
+  still compiling, and single passes spread 2.7-6 ms on both brokers; run this group with
+  ``--repeat 8`` or more to compare the brokers' round trips;
 - ``many``: 50 Java producers (each its own connection, client defaults) sending 1,000
   records/s each (100 B, 6 partitions) and one Java consumer, in one JVM
   (``bench/java/ManyProducers.java``): end-to-end latency (send to the consumer's poll)
