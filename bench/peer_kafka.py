@@ -455,6 +455,11 @@ def run_brokers(args: argparse.Namespace, sides: list[Side], material: Material,
     perf_n = 300_000 if args.quick else 2_000_000
     e2e_n = 500 if args.quick else 5_000
     many_s = 8 if args.quick else 20
+
+    def java_records(size: int) -> int:
+        """Records per Java-tool topic (and fetch-rtt topic): a quarter as many at 1 KiB as at 100 B."""
+        return perf_n if size == 100 else perf_n // 4
+
     groups = set(args.cases)
     compiled = compile_java(folder) if "many" in groups else None
     cases: dict[str, Case] = {}
@@ -487,7 +492,7 @@ def run_brokers(args: argparse.Namespace, sides: list[Side], material: Material,
         print(f"round {r + 1}/{args.repeat}", flush=True)
         if "fetch-rtt" in groups:
             for size in (100, 1024):
-                n = perf_n if size == 100 else perf_n // 4
+                n = java_records(size)
                 for side in order:
                     topic = rtt_topics.get((side.name, size))
                     if topic is None:  # laid out once, then warmed: a fresh JVM's first passes time its JIT
@@ -514,7 +519,7 @@ def run_brokers(args: argparse.Namespace, sides: list[Side], material: Material,
                             delete_topic(side.bootstrap, topic)
         if "java-produce" in groups or "java-consume" in groups:
             for size in (100, 1024):
-                n = perf_n if size == 100 else perf_n // 4
+                n = java_records(size)
                 for partitions in (1, 6):
                     for acks in ("1", "all"):
                         if "java-produce" not in groups and acks != "all":
@@ -605,7 +610,7 @@ def run_brokers(args: argparse.Namespace, sides: list[Side], material: Material,
 
                     def java(address: str = address, topic: str = topic, tls: Material | None = tls,
                              got: list[Figure] = got) -> Figure:
-                        rate, p99 = perf_producer(address, topic, 1024, perf_n // 4, "all", tls)
+                        rate, p99 = perf_producer(address, topic, 1024, java_records(1024), "all", tls)
                         got.append(p99)
                         return rate
 
