@@ -60,6 +60,23 @@ def test_log_creates_compacted_topic_and_reads_its_own_writes(
         again.close()
 
 
+def _longest_pause(reader: KafkaSchemaLog, end: int) -> float:
+    """Replay the log from offset 0 to ``end`` with some work per record, slower than the broker
+    streams; the longest wait for a read, in seconds (the first read, with the start, not counted)."""
+    position, longest, last = 0, 0.0, None
+    while position < end:
+        records = reader.read(position, 5.0)
+        if last is not None:
+            longest = max(longest, time.monotonic() - last)
+        for record in records:
+            busy_until = time.perf_counter() + 20e-6
+            while time.perf_counter() < busy_until:
+                pass
+            position = record.offset + 1
+        last = time.monotonic()
+    return longest
+
+
 @pytest.mark.timeout(120)
 def test_replay_never_waits_out_librdkafkas_queue_backoff(shared_broker: BrokerProcess, topic_name: str) -> None:
     """A replay slower than the broker fills the reader's 8 MiB prefetch queue; with librdkafka's
@@ -77,20 +94,13 @@ def test_replay_never_waits_out_librdkafkas_queue_backoff(shared_broker: BrokerP
                 producer.poll(0)
         assert producer.flush(30) == 0
         end = log.end_offset()
-        position, pauses, last = 0, [0.0], None
-        while position < end:
-            records = reader.read(position, 5.0)
-            now = time.monotonic()
-            if last is not None:  # the first read includes the client's start-up
-                pauses.append(now - last)
-            for record in records:  # some work per schema: slower than the broker streams
-                busy_until = time.perf_counter() + 20e-6
-                while time.perf_counter() < busy_until:
-                    pass
-                position = record.offset + 1
-            last = time.monotonic()
-        # seen: 2-5 ms; with librdkafka's default backoff 0.87-0.95 s
-        assert max(pauses) < 0.5, f"a read waited {max(pauses):.2f} s"
+        # seen: 1-5 ms; with librdkafka's default backoff one pause of 0.94-0.95 s in every replay.
+        # A machine busy with other tests stalled one read of one replay for 0.51 s (CI, once):
+        # a second replay tells the two apart, since the backoff pauses every replay.
+        longest = [_longest_pause(reader, end)]
+        if longest[0] >= 0.5:
+            longest.append(_longest_pause(reader, end))
+        assert min(longest) < 0.5, f"the longest wait of each replay: {[round(p, 2) for p in longest]} s"
     finally:
         reader.close()
         log.close()

@@ -159,6 +159,10 @@ class MirrorCheckpointTask(SourceTask):
         ok = self._store.load(config.target_consumer("checkpoints-target-consumer"), self._topic, config.admin_timeout)
         syncs.start(not ok, config.admin_timeout)
         self._ready.set()
+        # operators (and tests) see from when offsets are translated; without the checkpoints,
+        # only offsets mirrored from here on are (as in Kafka)
+        log.info("%s read the checkpoints in %s (%s) and the offset syncs in %s: checkpointing from here.",
+                 config.entity_label(), self._topic, "loaded" if ok else "not readable", syncs.topic)
         assert self._scheduler is not None
         self._scheduler.schedule(self._sync_group_offsets,
                                  interval(bool(config.get("sync.group.offsets.enabled")),
