@@ -16,6 +16,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from tests.support.ports import free_port as free_port  # re-exported: the registry tests' port helper
+from tests.support.process import STACKS_ENV, abort_for_stacks
 
 # Brokers for registry tests: groups rebalance at once and allow short sessions, so leader
 # elections take well under a second.
@@ -94,9 +95,13 @@ class RegistryProcess:
         self.url = ""
         self.output: list[str] = []
 
-    def start(self, timeout: float = 30.0) -> RegistryProcess:
+    def start(self, timeout: float = 75.0) -> RegistryProcess:
+        """Start and wait for the ready line. ``timeout`` is above the registry's own wait for its
+        first leader election (``kafkastore.init.timeout.ms``, 60 s), so a slow election serves
+        late rather than failing here. On a timeout the error shows every thread's stack (in CI
+        once, a registry printed nothing for 30 s)."""
         self.proc = subprocess.Popen(self.args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1", **STACKS_ENV})
         ready: queue.Queue[str | None] = queue.Queue()
         proc = self.proc
 
@@ -116,8 +121,8 @@ class RegistryProcess:
         except queue.Empty:
             url = None
         if url is None:
-            self.kill()
-            raise RuntimeError("registry did not start:\n" + "".join(self.output[-40:]))
+            abort_for_stacks(proc, self._pump)
+            raise RuntimeError(f"registry did not start within {timeout:g} s:\n" + "".join(self.output[-200:]))
         self.url = url
         return self
 

@@ -15,6 +15,8 @@ import threading
 import time
 from pathlib import Path
 
+from tests.support.process import STACKS_ENV, abort_for_stacks
+
 __all__ = ["BrokerProcess"]
 
 READY = "seaway broker ready on "
@@ -40,7 +42,7 @@ class BrokerProcess:
         for k, v in self.overrides.items():
             args += ["--override", f"{k}={v}"]
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                                     env={**os.environ, "PYTHONUNBUFFERED": "1", **STACKS_ENV})
         lines: queue.Queue[str | None] = queue.Queue()
 
         proc = self.proc
@@ -67,8 +69,9 @@ class BrokerProcess:
                 self.bootstrap = line[len(READY):].strip().split(",")[0]
                 self.port = int(self.bootstrap.rsplit(":", 1)[1])
                 return self
+        abort_for_stacks(proc, self._pump)  # the stacks say where a start that never ended waited
         self.kill()
-        raise RuntimeError("broker did not start:\n" + "".join(self.output[-50:]))
+        raise RuntimeError(f"broker did not start within {timeout:g} s:\n" + "".join(self.output[-200:]))
 
     def stop(self, timeout: float = 20.0) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 
 from tests.support.ports import free_port
+from tests.support.process import STACKS_ENV, abort_for_stacks
 
 __all__ = ["BROKER_OVERRIDES", "WorkerProcess", "dump_logs", "free_port", "start_all", "wait_for",
            "worker_properties"]
@@ -93,7 +94,7 @@ class WorkerProcess:
         args = [sys.executable, "-m", "seaway.cli.main", "connect", self.mode, str(path)]
         env = {k: v for k, v in os.environ.items() if not k.startswith("CONNECT_")}
         self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                     env={**env, "PYTHONUNBUFFERED": "1"}, cwd=self.directory)
+                                     env={**env, "PYTHONUNBUFFERED": "1", **STACKS_ENV}, cwd=self.directory)
         lines: queue.Queue[str | None] = queue.Queue()
         proc = self.proc
 
@@ -119,8 +120,9 @@ class WorkerProcess:
                 break
             if line.startswith(READY):
                 return self
+        abort_for_stacks(proc, self._pump)  # the stacks say where a start that never ended waited
         self.kill()
-        raise RuntimeError("worker did not start:\n" + "".join(self.output[-60:]))
+        raise RuntimeError(f"worker did not start within {timeout:g} s:\n" + "".join(self.output[-200:]))
 
     def _serving(self) -> bool:
         try:
