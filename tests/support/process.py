@@ -11,9 +11,9 @@ STACKS_ENV = {"PYTHONFAULTHANDLER": "1"}
 """Environment for a Python server a test starts: with it, SIGABRT prints every thread's stack."""
 
 
-def stop(proc: subprocess.Popen[Any], timeout: float = 30.0) -> None:
-    """SIGTERM (a clean stop, as a user's Ctrl-C), then SIGKILL after ``timeout`` seconds."""
-    proc.send_signal(signal.SIGTERM)
+def stop(proc: subprocess.Popen[Any], timeout: float = 30.0, sig: int = signal.SIGTERM) -> None:
+    """``sig`` (SIGTERM: a clean stop, as a user's Ctrl-C), then SIGKILL after ``timeout`` seconds."""
+    proc.send_signal(sig)
     try:
         proc.wait(timeout)
     except subprocess.TimeoutExpired:
@@ -26,11 +26,6 @@ def abort_for_stacks(proc: subprocess.Popen[Any], pump: threading.Thread | None,
     prints every thread's stack (faulthandler) to the output ``pump`` collects, so the failure
     says where it waited instead of showing only what it had logged."""
     if proc.poll() is None:
-        proc.send_signal(signal.SIGABRT)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc, timeout, signal.SIGABRT)
     if pump is not None:
         pump.join(timeout)
