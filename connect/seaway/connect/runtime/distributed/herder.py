@@ -76,6 +76,8 @@ class DistributedHerder(DistributedHerderBase):
         self._running_tasks: set[ConnectorTaskId] = set()
         # what each running task was started with: (connector config, task config, task generation)
         self._started_with: dict[ConnectorTaskId, tuple[dict[str, str], dict[str, str], int | None]] = {}
+        # the config topic offset each running connector was started from (its config included)
+        self._connector_started_at: dict[str, int] = {}
         self._stopping = False
         self._key_timer: asyncio.TimerHandle | None = None
 
@@ -113,6 +115,7 @@ class DistributedHerder(DistributedHerderBase):
             self._running_connectors.clear()
             self._running_tasks.clear()
             self._started_with.clear()
+            self._connector_started_at.clear()
         await self.membership.stop()
         await asyncio.to_thread(self.status_store.stop)
         await asyncio.to_thread(self.config_store.stop)
@@ -169,6 +172,7 @@ class DistributedHerder(DistributedHerderBase):
         for name in sorted(connectors):
             await asyncio.to_thread(self.worker.stop_and_await_connector, name)
             self._running_connectors.discard(name)
+            self._connector_started_at.pop(name, None)
 
     async def _apply_assignment(self, a: ExtendedAssignment, generation: int) -> None:
         async with self._lock:
@@ -250,6 +254,7 @@ class DistributedHerder(DistributedHerderBase):
             return
         target = snapshot.target_state(name)
         self._running_connectors.add(name)
+        self._connector_started_at[name] = snapshot.offset
         await asyncio.to_thread(self._start_connector_instance, name, raw, target)
         if target is TargetState.STARTED:
             await self._reconfigure(name)
@@ -438,7 +443,8 @@ class DistributedHerder(DistributedHerderBase):
 
     # -- ConfigUpdateListener (log thread) --------------------------------------------------------
     def on_connector_config_update(self, connector: str, removed: bool) -> None:
-        self._spawn(lambda: self._connector_changed(connector, removed))
+        read_up_to = self.config_store.offset  # the record is before this offset (we are on the log's thread)
+        self._spawn(lambda: self._connector_changed(connector, removed, read_up_to))
 
     def on_task_config_update(self, connector: str) -> None:
         self._spawn(lambda: self._tasks_changed(connector))
@@ -452,7 +458,15 @@ class DistributedHerder(DistributedHerderBase):
     def on_session_key_update(self, key: SessionKey) -> None:
         log.info("Session key updated (%s, created %d)", key.algorithm, key.creation_timestamp)
 
-    async def _connector_changed(self, name: str, removed: bool) -> None:
+    async def _connector_changed(self, name: str, removed: bool, read_up_to: int) -> None:
+        """A connector config record was read (the config topic was at ``read_up_to`` just after).
+
+        The connector restarts with it, unless it started from a snapshot that already held it:
+        a worker assigned a new connector often starts it before this notice of its first
+        config comes through, and a second start was counted as a second startup attempt (in
+        CI, a failing connector failed twice). Kafka's herder handles both in one thread, in
+        order. A PUT of an unchanged config still restarts the connector, as in Kafka.
+        """
         async with self._lock:
             new = name not in self._known
             if removed:
@@ -460,7 +474,7 @@ class DistributedHerder(DistributedHerderBase):
                 await self._stop_work({name}, {t for t in self._running_tasks if t.connector == name})
             else:
                 self._known.add(name)
-                if name in self._running_connectors:
+                if name in self._running_connectors and self._connector_started_at.get(name, -1) < read_up_to:
                     await self._stop_work({name}, set())
                     await self._start_connector(name)
             if (removed or new) and self.membership.is_leader:
